@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# sroce top-level build.
+#
+#   make                 module (for KVER), provider and selftests
+#   make KVER=6.1        build the module against the 6.1 headers
+#   make modules-all     the module for every supported kernel
+#   make run             the main job (see README)
+#   make check           the whole test suite on both kernels (see README)
+#   make checkpatch      scripts/checkpatch.pl --strict over the sources
+#   make sparse          sparse with endianness checks
+#
+# Kbuild writes objects next to the sources, so each kernel gets its own
+# tree of symlinks under build/<release>/ and the two builds never mix.
+
+KVER ?= 6.12
+KVERS := 6.12 6.1
+KREL = $(shell scripts/kver $(KVER))
+KDIR = /lib/modules/$(KREL)/build
+BUILD := $(CURDIR)/build
+KBUILD_TREE = $(BUILD)/$(KREL)
+USER_OUT := $(BUILD)/user
+W ?= 1
+
+.PHONY: all module modules-all provider selftests run check checkpatch \
+	sparse clean
+
+all: module provider selftests
+
+module:
+	@test -d $(KDIR) || { echo "no kernel headers at $(KDIR): run scripts/setup" >&2; exit 1; }
+	@mkdir -p $(KBUILD_TREE)
+	@cp -rsf $(CURDIR)/drivers $(CURDIR)/include $(CURDIR)/Kbuild $(KBUILD_TREE)/
+	$(MAKE) -C $(KDIR) M=$(KBUILD_TREE) W=$(W) modules
+
+modules-all:
+	@set -e; for v in $(KVERS); do $(MAKE) --no-print-directory module KVER=$$v; done
+
+provider:
+	$(MAKE) -C tools/provider O=$(USER_OUT)
+
+selftests:
+	$(MAKE) -C selftests/drivers/sroce O=$(USER_OUT)/selftests
+
+run:
+	scripts/run
+
+check:
+	scripts/check
+
+checkpatch:
+	scripts/lint checkpatch
+
+sparse:
+	@mkdir -p $(KBUILD_TREE)
+	@cp -rsf $(CURDIR)/drivers $(CURDIR)/include $(CURDIR)/Kbuild $(KBUILD_TREE)/
+	$(MAKE) -C $(KDIR) M=$(KBUILD_TREE) C=2 CF="-D__CHECK_ENDIAN__" modules
+
+clean:
+	rm -rf $(BUILD)/*-amd64 $(USER_OUT)
+	-$(MAKE) -C tools/provider O=$(USER_OUT) clean

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * sroce: software RoCEv2 device. Private types, limits and helpers shared
+ * by the files of the module. Wire formats live in sroce_hdr.h.
+ */
+#ifndef SROCE_H
+#define SROCE_H
+
+#include <linux/list.h>
+#include <linux/netdevice.h>
+#include <linux/percpu.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/sroce-abi.h>
+
+#include "sroce_compat.h"
+
+#define SROCE_NODE_DESC		"sroce"
+#define SROCE_FW_VERSION	"0.1.0"
+
+/* RoCE has no real vendor id; 0xffffff is what soft devices report. */
+#define SROCE_VENDOR_ID		0xffffff
+#define SROCE_VENDOR_PART_ID	0x5372	/* "Sr" */
+
+#define SROCE_PORT		1
+#define SROCE_MAX_PD		(1 << 16)
+#define SROCE_GID_TABLE_LEN	1024
+#define SROCE_PKEY_TABLE_LEN	1
+
+/*
+ * Worst-case bytes a data packet adds around an IB MTU of payload: IPv6
+ * (40) + UDP (8) + BTH (12) + RETH (16) + ImmDt (4) + ICRC (4). The active
+ * IB MTU is the largest one that fits the netdev MTU after this.
+ */
+#define SROCE_MAX_WIRE_OVERHEAD	84
+
+/**
+ * enum sroce_counter - device counters, exported through rdma statistic.
+ * @SROCE_CNT_RX_ROCE_PACKETS: UDP/4791 packets taken from the netdev
+ * @SROCE_CNT_RX_DROP_MALFORMED: dropped: too short or inconsistent headers
+ * @SROCE_CNT_RX_DROP_NO_TRANSPORT: dropped: no queue pair to deliver to
+ * @SROCE_CNT_PORT_EVENTS: port state changes dispatched to consumers
+ */
+enum sroce_counter {
+	SROCE_CNT_RX_ROCE_PACKETS,
+	SROCE_CNT_RX_DROP_MALFORMED,
+	SROCE_CNT_RX_DROP_NO_TRANSPORT,
+	SROCE_CNT_PORT_EVENTS,
+	SROCE_NUM_COUNTERS
+};
+
+struct sroce_pcpu_counters {
+	u64 cnt[SROCE_NUM_COUNTERS];
+};
+
+/*
+ * Life of a device. Moves only under RTNL so the netdev notifier and the
+ * link-add path agree on who tears the device down.
+ */
+enum sroce_dev_state {
+	SROCE_DEV_NEW,		/* allocated, ib_register_device() in flight */
+	SROCE_DEV_LIVE,		/* registered; the notifier may unregister it */
+	SROCE_DEV_NETDEV_GONE,	/* netdev vanished while still NEW */
+};
+
+/**
+ * struct sroce_dev - one sroce RDMA device bound to one Ethernet netdev.
+ * @ibdev: the core's device; must stay first (ib_alloc_device)
+ * @ndev: the bound netdev, referenced for as long as @ibdev exists
+ * @ndev_tracker: reference tracker for @ndev
+ * @list: entry in the module's device list (sroce_dev_list)
+ * @state: see enum sroce_dev_state; written under RTNL
+ * @rx_attached: our rx_handler is installed on @ndev; written under RTNL
+ * @last_port_state: port state last reported with an event; under RTNL
+ * @pd_ida: allocator of protection domain numbers, bounds the PD count
+ * @counters: per-CPU counters, summed on read
+ */
+struct sroce_dev {
+	struct ib_device ibdev;
+	struct net_device *ndev;
+	netdevice_tracker ndev_tracker;
+	struct list_head list;
+	enum sroce_dev_state state;
+	bool rx_attached;
+	enum ib_port_state last_port_state;
+	struct ida pd_ida;
+	struct sroce_pcpu_counters __percpu *counters;
+};
+
+struct sroce_ucontext {
+	struct ib_ucontext ibuctx;
+};
+
+struct sroce_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct sroce_dev, ibdev);
+}
+
+static inline struct sroce_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct sroce_pd, ibpd);
+}
+
+static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
+{
+	this_cpu_inc(sdev->counters->cnt[c]);
+}
+
+u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c);
+
+/* sroce_verbs.c */
+int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata);
+int sroce_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *attr);
+int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable);
+int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
+void sroce_get_dev_fw_str(struct ib_device *ibdev, char *str);
+int sroce_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata);
+void sroce_dealloc_ucontext(struct ib_ucontext *ibuctx);
+void sroce_disassociate_ucontext(struct ib_ucontext *ibuctx);
+int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+
+/* sroce_net.c */
+enum ib_port_state sroce_port_state(struct net_device *ndev);
+enum ib_mtu sroce_active_mtu(struct net_device *ndev);
+enum ib_mtu sroce_max_mtu(struct net_device *ndev);
+int sroce_net_attach(struct sroce_dev *sdev);
+void sroce_net_detach(struct sroce_dev *sdev);
+struct sroce_dev *sroce_dev_from_netdev_rtnl(struct net_device *ndev);
+int sroce_net_init(void);
+void sroce_net_exit(void);
+
+/* sroce_main.c */
+void sroce_dev_netdev_gone(struct sroce_dev *sdev);
+
+#endif /* SROCE_H */

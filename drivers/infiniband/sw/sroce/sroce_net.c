@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce netdev glue: the receive hook on the bound netdev, the netdev
+ * notifier that drives port state and device removal, and the mapping from
+ * netdev properties to port attributes.
+ *
+ * Receive uses an rx_handler rather than a UDP socket on port 4791: a socket
+ * would clash with rdma_rxe (which owns 4791 in init_net), would not see
+ * traffic in other network namespaces, and would put every packet through
+ * the IP and UDP layers. The handler runs in the netdev's receive softirq,
+ * takes only UDP/4791 packets addressed to this host and passes everything
+ * else on untouched.
+ */
+#include <linux/if_arp.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+
+#include "sroce.h"
+#include "sroce_hdr.h"
+
+/* Smallest UDP payload that can be a RoCEv2 packet: BTH + ICRC. */
+#define SROCE_MIN_UDP_PAYLOAD	(SROCE_BTH_BYTES + SROCE_ICRC_BYTES)
+
+static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb);
+
+/**
+ * sroce_port_state() - port state implied by a netdev.
+ * @ndev: the bound netdev
+ *
+ * The port is active when the netdev is up, has carrier and its MTU leaves
+ * room for at least a 256-byte IB MTU after the RoCEv2 headers.
+ */
+enum ib_port_state sroce_port_state(struct net_device *ndev)
+{
+	if (netif_running(ndev) && netif_carrier_ok(ndev) &&
+	    READ_ONCE(ndev->mtu) >= 256 + SROCE_MAX_WIRE_OVERHEAD)
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
+
+static enum ib_mtu sroce_mtu_from_netdev_mtu(unsigned int mtu)
+{
+	if (mtu < 256 + SROCE_MAX_WIRE_OVERHEAD)
+		return IB_MTU_256;	/* port is down; report the floor */
+	return ib_mtu_int_to_enum(mtu - SROCE_MAX_WIRE_OVERHEAD);
+}
+
+enum ib_mtu sroce_active_mtu(struct net_device *ndev)
+{
+	return sroce_mtu_from_netdev_mtu(READ_ONCE(ndev->mtu));
+}
+
+enum ib_mtu sroce_max_mtu(struct net_device *ndev)
+{
+	return sroce_mtu_from_netdev_mtu(READ_ONCE(ndev->max_mtu));
+}
+
+/*
+ * Classify without touching the skb: it may still be shared with taps, and
+ * most packets on the netdev are not ours.
+ */
+static bool sroce_is_roce_packet(const struct sk_buff *skb)
+{
+	const struct udphdr *uh;
+	struct udphdr _uh;
+	unsigned int l4off;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph;
+		struct iphdr _iph;
+
+		iph = skb_header_pointer(skb, 0, sizeof(_iph), &_iph);
+		if (!iph || iph->version != 4 || iph->ihl < 5 ||
+		    iph->protocol != IPPROTO_UDP)
+			return false;
+		l4off = iph->ihl * 4;
+	} else if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6h;
+		struct ipv6hdr _ip6h;
+
+		ip6h = skb_header_pointer(skb, 0, sizeof(_ip6h), &_ip6h);
+		if (!ip6h || ip6h->version != 6 ||
+		    ip6h->nexthdr != IPPROTO_UDP)
+			return false;
+		l4off = sizeof(*ip6h);
+	} else {
+		return false;
+	}
+
+	uh = skb_header_pointer(skb, l4off, sizeof(_uh), &_uh);
+	return uh && uh->dest == htons(SROCE_UDP_PORT);
+}
+
+/*
+ * Length sanity of a packet already known to be UDP/4791: the IP and UDP
+ * lengths must agree with what arrived and leave room for BTH and ICRC.
+ * Fragments are refused: RoCEv2 is sent with DF and never reassembled.
+ */
+static bool sroce_lengths_ok(const struct sk_buff *skb)
+{
+	const struct udphdr *uh;
+	struct udphdr _uh;
+	unsigned int l4off, l3len;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph = ip_hdr(skb);
+
+		if (ip_is_fragment(iph))
+			return false;
+		l4off = iph->ihl * 4;
+		l3len = ntohs(iph->tot_len);
+	} else {
+		l4off = sizeof(struct ipv6hdr);
+		l3len = sizeof(struct ipv6hdr) +
+			ntohs(ipv6_hdr(skb)->payload_len);
+	}
+	if (l3len > skb->len || l3len < l4off + sizeof(_uh))
+		return false;
+	uh = skb_header_pointer(skb, l4off, sizeof(_uh), &_uh);
+	if (!uh)
+		return false;
+	return ntohs(uh->len) == l3len - l4off &&
+	       ntohs(uh->len) >= sizeof(_uh) + SROCE_MIN_UDP_PAYLOAD;
+}
+
+static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
+{
+	struct sk_buff *skb = *pskb;
+	struct sroce_dev *sdev;
+
+	if (skb->pkt_type != PACKET_HOST || !sroce_is_roce_packet(skb))
+		return RX_HANDLER_PASS;
+
+	sdev = rcu_dereference(skb->dev->rx_handler_data);
+	sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
+
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return RX_HANDLER_CONSUMED;
+	skb_reset_network_header(skb);
+
+	if (!sroce_lengths_ok(skb)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
+		kfree_skb(skb);
+		return RX_HANDLER_CONSUMED;
+	}
+
+	/* No transport is wired up yet: nothing can accept the packet. */
+	sroce_count(sdev, SROCE_CNT_RX_DROP_NO_TRANSPORT);
+	kfree_skb(skb);
+	return RX_HANDLER_CONSUMED;
+}
+
+/**
+ * sroce_dev_from_netdev_rtnl() - the sroce device bound to a netdev.
+ * @ndev: any netdev
+ *
+ * The rx_handler doubles as the binding: a netdev is bound to sroce exactly
+ * when our handler is installed on it, which also makes binding exclusive.
+ * Context: RTNL held.
+ */
+struct sroce_dev *sroce_dev_from_netdev_rtnl(struct net_device *ndev)
+{
+	if (rtnl_dereference(ndev->rx_handler) != sroce_rx_handler)
+		return NULL;
+	return rtnl_dereference(ndev->rx_handler_data);
+}
+
+/**
+ * sroce_net_attach() - bind a new device to its netdev.
+ * @sdev: device whose @ndev is set
+ *
+ * Fails with -EEXIST when the netdev is already bound to sroce, -EBUSY when
+ * another subsystem (bridge, bond, macvlan...) owns its receive hook, and
+ * -ENODEV when the netdev is going away.
+ */
+int sroce_net_attach(struct sroce_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+	int err;
+
+	rtnl_lock();
+	if (ndev->reg_state != NETREG_REGISTERED) {
+		err = -ENODEV;
+		goto out;
+	}
+	if (sroce_dev_from_netdev_rtnl(ndev)) {
+		err = -EEXIST;
+		goto out;
+	}
+	err = netdev_rx_handler_register(ndev, sroce_rx_handler, sdev);
+	if (err)
+		goto out;
+	sdev->rx_attached = true;
+	sdev->last_port_state = sroce_port_state(ndev);
+out:
+	rtnl_unlock();
+	return err;
+}
+
+static void sroce_net_detach_rtnl(struct sroce_dev *sdev)
+{
+	ASSERT_RTNL();
+	if (!sdev->rx_attached)
+		return;
+	/* Waits for in-flight receivers (synchronize_net). */
+	netdev_rx_handler_unregister(sdev->ndev);
+	sdev->rx_attached = false;
+}
+
+/* Unhook from the netdev; idempotent, may race with the notifier. */
+void sroce_net_detach(struct sroce_dev *sdev)
+{
+	rtnl_lock();
+	sroce_net_detach_rtnl(sdev);
+	rtnl_unlock();
+}
+
+static void sroce_port_update(struct sroce_dev *sdev)
+{
+	enum ib_port_state state = sroce_port_state(sdev->ndev);
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = SROCE_PORT,
+	};
+
+	if (state == sdev->last_port_state)
+		return;
+	sdev->last_port_state = state;
+	if (sdev->state != SROCE_DEV_LIVE)
+		return;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	sroce_count(sdev, SROCE_CNT_PORT_EVENTS);
+	ib_dispatch_event(&ev);
+}
+
+static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct sroce_dev *sdev = sroce_dev_from_netdev_rtnl(ndev);
+
+	if (!sdev)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		/* Also seen when the netdev moves to another netns. */
+		sroce_net_detach_rtnl(sdev);
+		sroce_dev_netdev_gone(sdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		sroce_port_update(sdev);
+		break;
+	default:
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block sroce_netdev_notifier = {
+	.notifier_call = sroce_netdev_event,
+};
+
+int sroce_net_init(void)
+{
+	return register_netdevice_notifier(&sroce_netdev_notifier);
+}
+
+void sroce_net_exit(void)
+{
+	unregister_netdevice_notifier(&sroce_netdev_notifier);
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce verb entry points: device and port queries, user contexts,
+ * protection domains and counters. Verbs that are not implemented are left
+ * out of the ops table so the rdma core answers them with -EOPNOTSUPP.
+ */
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "sroce.h"
+
+int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata)
+{
+	/* No driver-specific query input or output is defined. */
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->vendor_id = SROCE_VENDOR_ID;
+	attr->vendor_part_id = SROCE_VENDOR_PART_ID;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/*
+	 * Only protection domains exist so far; every other object limit is
+	 * zero until the verbs that create those objects are implemented.
+	 */
+	attr->max_pd = SROCE_MAX_PD;
+	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->masked_atomic_cap = IB_ATOMIC_NONE;
+	attr->local_ca_ack_delay = 15;
+	return 0;
+}
+
+int sroce_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *attr)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	struct net_device *ndev = sdev->ndev;
+	int err;
+
+	/* The core zeroes @attr before calling us. */
+	attr->state = sroce_port_state(ndev);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+			   IB_PORT_PHYS_STATE_LINK_UP :
+			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = sroce_max_mtu(ndev);
+	attr->active_mtu = sroce_active_mtu(ndev);
+	if (attr->active_mtu > attr->max_mtu)
+		attr->active_mtu = attr->max_mtu;
+	attr->gid_tbl_len = SROCE_GID_TABLE_LEN;
+	attr->pkey_tbl_len = SROCE_PKEY_TABLE_LEN;
+	attr->port_cap_flags = 0;
+	attr->max_msg_sz = 0;		/* no queue pairs yet */
+	attr->bad_pkey_cntr = 0;
+	attr->qkey_viol_cntr = 0;
+	attr->lid = 0;
+	attr->sm_lid = 0;
+	attr->lmc = 0;
+	attr->max_vl_num = 1;
+	attr->sm_sl = 0;
+	attr->subnet_timeout = 0;
+	attr->init_type_reply = 0;
+
+	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			       &attr->active_width);
+	return err;
+}
+
+int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = SROCE_PKEY_TABLE_LEN;
+	immutable->gid_tbl_len = SROCE_GID_TABLE_LEN;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+{
+	if (index >= SROCE_PKEY_TABLE_LEN)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+void sroce_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	strscpy(str, SROCE_FW_VERSION, IB_FW_VERSION_NAME_MAX);
+}
+
+int sroce_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
+{
+	struct sroce_alloc_ucontext_resp resp = {
+		.abi_version = SROCE_UVERBS_ABI_VERSION,
+		.caps = SROCE_UCTX_CAP_NONE,
+	};
+
+	/* Requests carry no input yet; refuse bits we would silently drop. */
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	return ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+}
+
+void sroce_dealloc_ucontext(struct ib_ucontext *ibuctx)
+{
+}
+
+/*
+ * Nothing is mapped into user space yet, so there is nothing to revoke;
+ * having the op lets device removal proceed while user contexts are open.
+ */
+void sroce_disassociate_ucontext(struct ib_ucontext *ibuctx)
+{
+}
+
+int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_pd *spd = to_spd(ibpd);
+	struct sroce_alloc_pd_resp resp = {};
+	int pdn, err;
+
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	pdn = ida_alloc_range(&sdev->pd_ida, 1, SROCE_MAX_PD, GFP_KERNEL);
+	if (pdn < 0)
+		return pdn == -ENOSPC ? -ENOMEM : pdn;
+	spd->pdn = pdn;
+
+	if (udata) {
+		resp.pdn = pdn;
+		err = ib_copy_to_udata(udata, &resp,
+				       min(udata->outlen, sizeof(resp)));
+		if (err) {
+			ida_free(&sdev->pd_ida, pdn);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+
+	ida_free(&sdev->pd_ida, to_spd(ibpd)->pdn);
+	return 0;
+}
+
+static const struct rdma_stat_desc sroce_counter_descs[] = {
+	[SROCE_CNT_RX_ROCE_PACKETS].name = "rx_roce_packets",
+	[SROCE_CNT_RX_DROP_MALFORMED].name = "rx_drop_malformed",
+	[SROCE_CNT_RX_DROP_NO_TRANSPORT].name = "rx_drop_no_transport",
+	[SROCE_CNT_PORT_EVENTS].name = "port_events",
+};
+
+static_assert(ARRAY_SIZE(sroce_counter_descs) == SROCE_NUM_COUNTERS);
+
+u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(sdev->counters, cpu)->cnt[c];
+	return sum;
+}
+
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port)
+{
+	return rdma_alloc_hw_stats_struct(sroce_counter_descs,
+					  SROCE_NUM_COUNTERS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	int i;
+
+	for (i = 0; i < SROCE_NUM_COUNTERS; i++)
+		stats->value[i] = sroce_counter_read(sdev, i);
+	return SROCE_NUM_COUNTERS;
+}

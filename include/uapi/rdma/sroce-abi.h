@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * sroce user/kernel ABI: the one header shared by the sroce kernel module
+ * and its rdma-core provider. Every structure is fixed-width, explicitly
+ * padded and identical on 32- and 64-bit builds.
+ */
+#ifndef SROCE_ABI_USER_H
+#define SROCE_ABI_USER_H
+
+#include <linux/types.h>
+
+/*
+ * Reported as the uverbs ABI version of sroce devices; the provider refuses
+ * devices whose version it does not know.
+ */
+#define SROCE_UVERBS_ABI_VERSION	1
+
+/* Name prefix of every sroce device; the provider matches devices by it. */
+#define SROCE_DEVICE_NAME_PREFIX	"sroce"
+
+/* Bits of sroce_alloc_ucontext_resp.caps: features the kernel side offers. */
+enum sroce_ucontext_caps {
+	SROCE_UCTX_CAP_NONE = 0,
+};
+
+/* Response to ibv_get_context (udata of ib_device_ops.alloc_ucontext). */
+struct sroce_alloc_ucontext_resp {
+	__u32 abi_version;	/* SROCE_UVERBS_ABI_VERSION of the module */
+	__u32 caps;		/* enum sroce_ucontext_caps */
+	__aligned_u64 reserved;	/* zero; room for growth */
+};
+
+/* Response to ibv_alloc_pd (udata of ib_device_ops.alloc_pd). */
+struct sroce_alloc_pd_resp {
+	__u32 pdn;		/* protection domain number, unique per device */
+	__u32 reserved;
+};
+
+#endif /* SROCE_ABI_USER_H */
