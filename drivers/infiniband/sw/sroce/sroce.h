@@ -117,6 +117,7 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata);
 int sroce_query_port(struct ib_device *ibdev, u32 port,
 		     struct ib_port_attr *attr);
+enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev, u32 port);
 int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,
 			     struct ib_port_immutable *immutable);
 int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);

@@ -80,6 +80,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.get_hw_stats = sroce_get_hw_stats,
+	.get_link_layer = sroce_get_link_layer,
 	.get_port_immutable = sroce_get_port_immutable,
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,

@@ -42,7 +42,6 @@ int sroce_query_port(struct ib_device *ibdev, u32 port,
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
 	struct net_device *ndev = sdev->ndev;
-	int err;
 
 	/* The core zeroes @attr before calling us. */
 	attr->state = sroce_port_state(ndev);
@@ -67,9 +66,18 @@ int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->subnet_timeout = 0;
 	attr->init_type_reply = 0;
 
-	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			       &attr->active_width);
-	return err;
+	/* Fails while the netdev is going away; the port is down then. */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
+}
+
+enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
 }
 
 int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,

@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The receive hook takes UDP/4791 packets for the device off the bound
+# netdev (IPv4 and IPv6), counts and drops what it cannot use, and leaves
+# every other packet to the network stack.
+source "$(dirname "$0")/lib.sh"
+sr_require_sroce
+
+A=sr${SR_TAG}a; B=sr${SR_TAG}b; DEV=sroce_h${SR_TAG}; NS=srns${SR_TAG}
+N=$(( SR_TAG % 250 ))
+IP4=198.18.$N.1; PEER4=198.18.$N.2
+IP6=2001:db8:$N::1; PEER6=2001:db8:$N::2
+sr_dmesg_mark
+
+ip netns add "$NS" && sr_on_exit "ip netns del $NS"
+sr_veth "$A" "$B"
+ip link set "$B" netns "$NS"
+ip addr add "$IP4/24" dev "$A"
+ip addr add "$IP6/64" dev "$A" nodad
+ip -n "$NS" link set "$B" up
+ip -n "$NS" link set lo up
+ip -n "$NS" addr add "$PEER4/24" dev "$B"
+ip -n "$NS" addr add "$PEER6/64" dev "$B" nodad
+sr_link_add "$DEV" "$A"
+
+# send ADDR PORT NBYTES: one UDP datagram from the peer namespace.
+send() {
+	ip netns exec "$NS" bash -c \
+		"head -c $3 /dev/zero > /dev/udp/$1/$2" 2>/dev/null
+}
+unreach() { awk '/^Icmp:/ { n++; if (n == 2) print $NF }' /proc/net/snmp; }
+unreach6() { awk '$1 == "Icmp6OutDestUnreachs" { print $2 }' /proc/net/snmp6; }
+
+ping -c1 -W5 "$PEER4" >/dev/null 2>&1	# resolve neighbours first
+ping -6 -c1 -W5 "$PEER6" >/dev/null 2>&1
+
+pk0=$(sr_counter "$DEV" rx_roce_packets)
+nt0=$(sr_counter "$DEV" rx_drop_no_transport)
+mf0=$(sr_counter "$DEV" rx_drop_malformed)
+u0=$(unreach); u60=$(unreach6)
+
+for _ in 1 2 3 4 5; do send "$IP4" 4791 64; done
+for _ in 1 2 3; do send "$IP6" 4791 64; done
+send "$IP4" 4791 8		# shorter than BTH + ICRC
+send "$IP6" 4791 0
+sleep 0.5
+
+sr_check "10 RoCEv2 datagrams seen by the hook" \
+	test "$(sr_counter "$DEV" rx_roce_packets)" = "$((pk0 + 10))"
+sr_check "8 well-formed ones dropped for want of a QP" \
+	test "$(sr_counter "$DEV" rx_drop_no_transport)" = "$((nt0 + 8))"
+sr_check "2 short ones dropped as malformed" \
+	test "$(sr_counter "$DEV" rx_drop_malformed)" = "$((mf0 + 2))"
+sr_check "the stack never saw them (no ICMP unreachable)" \
+	test "$(unreach)" = "$u0"
+sr_check "nor over IPv6" test "$(unreach6)" = "$u60"
+
+# Other UDP traffic still reaches the stack, which answers port unreachable.
+send "$IP4" 4792 64
+send "$IP6" 4792 64
+sleep 0.5
+sr_check "other UDP ports pass to the IPv4 stack" \
+	test "$(unreach)" -gt "$u0"
+sr_check "and to the IPv6 stack" test "$(unreach6)" -gt "$u60"
+sr_check "ping still works across the bound netdev" \
+	ping -c1 -W5 "$PEER4" >/dev/null
+sr_check "hook counted nothing extra" \
+	test "$(sr_counter "$DEV" rx_roce_packets)" = "$((pk0 + 10))"
+
+rdma link del "$DEV"
+u1=$(unreach)
+send "$IP4" 4791 64
+sleep 0.5
+sr_check "hook is gone with the device: stack sees 4791 again" \
+	test "$(unreach)" -gt "$u1"
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done
