@@ -18,6 +18,11 @@
 /* Name prefix of every sroce device; the provider matches devices by it. */
 #define SROCE_DEVICE_NAME_PREFIX	"sroce"
 
+/*
+ * query_device reports fw_ver packed as major << 32 | minor << 16 | subminor;
+ * the provider prints it as "major.minor.subminor".
+ */
+
 /* Bits of sroce_alloc_ucontext_resp.caps: features the kernel side offers. */
 enum sroce_ucontext_caps {
 	SROCE_UCTX_CAP_NONE = 0,

@@ -101,9 +101,9 @@ FIXTURE_SETUP(dev)
 	ASSERT_EQ(0, sh("rdma link add %s type sroce netdev %s",
 			self->ibdev, self->veth));
 	self->ctx = open_by_name(self->ibdev);
-	ASSERT_NE(NULL, self->ctx) TH_LOG("cannot open %s: %s (provider "
-					  "not installed?)", self->ibdev,
-					  strerror(errno));
+	ASSERT_NE(NULL, self->ctx)
+		TH_LOG("cannot open %s: %s (is the provider installed?)",
+		       self->ibdev, strerror(errno));
 }
 
 FIXTURE_TEARDOWN(dev)
@@ -292,7 +292,7 @@ TEST_F(dev, active_mtu_follows_netdev_mtu)
 	struct ibv_port_attr pa;
 	unsigned int i;
 
-	for (i = 0; i < sizeof(mtus) / sizeof(mtus[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(mtus); i++) {
 		ASSERT_EQ(0, sh("ip link set %s mtu %d", self->veth,
 				mtus[i]));
 		ASSERT_EQ(0, ibv_query_port(self->ctx, 1, &pa));

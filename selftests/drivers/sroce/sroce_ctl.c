@@ -126,10 +126,10 @@ int main(int argc, char **argv)
 		perror("ibv_alloc_pd");
 		return 1;
 	}
+	if (!strcmp(argv[1], "hold") && argc > 3)
+		return hold(ctx, pd, atoi(argv[3]));
 	if (!strcmp(argv[1], "provider")) {
 		ret = print_provider() ? 1 : 0;
-	} else if (!strcmp(argv[1], "hold") && argc > 3) {
-		return hold(ctx, pd, atoi(argv[3]));
 	} else {
 		fprintf(stderr, "unknown command %s\n", argv[1]);
 		ret = 64;

@@ -6,6 +6,7 @@
 #ifndef SROCE_H
 #define SROCE_H
 
+#include <linux/bits.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
@@ -15,14 +16,16 @@
 #include "sroce_compat.h"
 
 #define SROCE_NODE_DESC		"sroce"
-#define SROCE_FW_VERSION	"0.1.0"
+#define SROCE_FW_MAJOR		0
+#define SROCE_FW_MINOR		1
+#define SROCE_FW_SUBMINOR	0
 
 /* RoCE has no real vendor id; 0xffffff is what soft devices report. */
 #define SROCE_VENDOR_ID		0xffffff
 #define SROCE_VENDOR_PART_ID	0x5372	/* "Sr" */
 
 #define SROCE_PORT		1
-#define SROCE_MAX_PD		(1 << 16)
+#define SROCE_MAX_PD		BIT(16)
 #define SROCE_GID_TABLE_LEN	1024
 #define SROCE_PKEY_TABLE_LEN	1
 

@@ -18,6 +18,8 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		return -EINVAL;
 
 	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = (u64)SROCE_FW_MAJOR << 32 | SROCE_FW_MINOR << 16 |
+		       SROCE_FW_SUBMINOR;
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->vendor_id = SROCE_VENDOR_ID;
 	attr->vendor_part_id = SROCE_VENDOR_PART_ID;
@@ -100,7 +102,8 @@ int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
 
 void sroce_get_dev_fw_str(struct ib_device *ibdev, char *str)
 {
-	strscpy(str, SROCE_FW_VERSION, IB_FW_VERSION_NAME_MAX);
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%d.%d.%d", SROCE_FW_MAJOR,
+		 SROCE_FW_MINOR, SROCE_FW_SUBMINOR);
 }
 
 int sroce_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
