@@ -15,8 +15,14 @@
  */
 #define SROCE_UVERBS_ABI_VERSION	1
 
-/* Name prefix of every sroce device; the provider matches devices by it. */
+/* Conventional name prefix of sroce devices ("rdma link add sroce0 ..."). */
 #define SROCE_DEVICE_NAME_PREFIX	"sroce"
+
+/*
+ * Node description of every sroce device; it cannot be changed, so the
+ * provider recognises sroce devices by it whatever their name.
+ */
+#define SROCE_NODE_DESC			"sroce"
 
 /*
  * query_device reports fw_ver packed as major << 32 | minor << 16 | subminor;

@@ -398,7 +398,7 @@ static int raw_dealloc_pd(struct ibv_context *ctx, __u32 handle)
 
 TEST_F(dev, uabi_pd_response_and_input_checks)
 {
-	struct raw_alloc_pd_resp r1, r2;
+	struct raw_alloc_pd_resp r1, r2, r3;
 
 	ASSERT_EQ(0, raw_alloc_pd(self->ctx, 0, &r1));
 	ASSERT_EQ(0, raw_alloc_pd(self->ctx, 0, &r2));
@@ -409,10 +409,11 @@ TEST_F(dev, uabi_pd_response_and_input_checks)
 	EXPECT_EQ(0, r1.drv.reserved);
 
 	/* Unknown input bits are refused, not ignored. */
-	EXPECT_EQ(-EINVAL, raw_alloc_pd(self->ctx, 1, &r2));
+	EXPECT_EQ(-EINVAL, raw_alloc_pd(self->ctx, 1, &r3));
 
 	EXPECT_EQ(0, raw_dealloc_pd(self->ctx, r1.base.pd_handle));
-	EXPECT_EQ(-EINVAL, raw_dealloc_pd(self->ctx, r1.base.pd_handle));
+	/* A stale handle is refused by the core (which errno is its call). */
+	EXPECT_GT(0, raw_dealloc_pd(self->ctx, r1.base.pd_handle));
 	EXPECT_EQ(0, raw_dealloc_pd(self->ctx, r2.base.pd_handle));
 }
 

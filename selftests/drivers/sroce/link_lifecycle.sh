@@ -53,6 +53,16 @@ for i in 1 2 3 4 5; do
 done
 sr_check "10 add/del cycles leave one working device" \
 	test "$(sr_port_field "$DEV" state)" = PORT_ACTIVE
+if [ -n "$SR_CTL" ]; then
+	ODD=myrdma${SR_TAG}
+	rdma link add "$ODD" type sroce netdev "$D" && sr_on_exit "rdma link del $ODD"
+	sr_check "a device with any name gets the sroce provider" \
+		sh -c "$SR_CTL provider $ODD | grep -qx libsroce-rdmav34.so"
+	rdma dev set "$ODD" name "${ODD}r" && sr_on_exit "rdma link del ${ODD}r"
+	sr_check "and keeps it when renamed" \
+		sh -c "$SR_CTL provider ${ODD}r | grep -qx libsroce-rdmav34.so"
+	rdma link del "${ODD}r"
+fi
 sr_check "del both" sh -c "rdma link del $DEV && rdma link del $DEV2"
 sr_check "no sroce devices left" \
 	sh -c "! ls /sys/class/infiniband | grep -q -e $DEV -e $DEV2"

@@ -29,7 +29,7 @@ sr_check "device gone with a context open" sr_wait_gone "$DEV" 15
 wait $holder
 rc=$?
 sr_check "holder got DEVICE_FATAL and released cleanly (rc=$rc)" \
-	sh -c "[ $rc = 0 ] && grep -q 'event device fatal' $out && grep -q released $out"
+	sh -c "[ $rc = 0 ] && grep -q 'event local catastrophic error' $out && grep -q released $out"
 
 # Moving the netdev to another namespace unregisters it here.
 ip netns add "$NS" && sr_on_exit "ip netns del $NS"

@@ -23,13 +23,19 @@ ip -n "$NS" addr add "$PEER4/24" dev "$B"
 ip -n "$NS" addr add "$PEER6/64" dev "$B" nodad
 sr_link_add "$DEV" "$A"
 
+command -v python3 >/dev/null || sr_skip "python3 missing"
 # send ADDR PORT NBYTES: one UDP datagram from the peer namespace.
 send() {
-	ip netns exec "$NS" bash -c \
-		"head -c $3 /dev/zero > /dev/udp/$1/$2" 2>/dev/null
+	ip netns exec "$NS" python3 -c '
+import socket, sys
+a, p, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = socket.socket(socket.AF_INET6 if ":" in a else socket.AF_INET,
+                  socket.SOCK_DGRAM)
+s.sendto(bytes(n), (a, p))' "$1" "$2" "$3"
 }
-unreach() { awk '/^Icmp:/ { n++; if (n == 2) print $NF }' /proc/net/snmp; }
-unreach6() { awk '$1 == "Icmp6OutDestUnreachs" { print $2 }' /proc/net/snmp6; }
+# ICMP port-unreachables this host sent (the stack saw a datagram).
+unreach() { nstat -asz IcmpOutDestUnreachs | awk '$1 == "IcmpOutDestUnreachs" { print $2 }'; }
+unreach6() { nstat -asz Icmp6OutDestUnreachs | awk '$1 == "Icmp6OutDestUnreachs" { print $2 }'; }
 
 ping -c1 -W5 "$PEER4" >/dev/null 2>&1	# resolve neighbours first
 ping -6 -c1 -W5 "$PEER6" >/dev/null 2>&1

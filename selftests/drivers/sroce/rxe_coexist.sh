@@ -29,6 +29,8 @@ sr_check "both ports active" sh -c \
 	 [ \"\$(ibv_devinfo -d $RXE | grep -c PORT_ACTIVE)\" = 1 ]"
 sr_check "sroce cannot take rxe's netdev" \
 	sh -c "! rdma link add ${DEV}b type sroce netdev $C 2>/dev/null"
+sr_check "kernel names the device in the way" \
+	sh -c "dmesg | tail -5 | grep -q '$C already carries RDMA device $RXE'"
 
 # rxe loopback traffic over its own netdev is untouched by sroce.
 if command -v ib_write_bw >/dev/null; then

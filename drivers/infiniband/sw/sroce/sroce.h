@@ -15,7 +15,6 @@
 
 #include "sroce_compat.h"
 
-#define SROCE_NODE_DESC		"sroce"
 #define SROCE_FW_MAJOR		0
 #define SROCE_FW_MINOR		1
 #define SROCE_FW_SUBMINOR	0

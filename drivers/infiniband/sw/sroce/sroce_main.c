@@ -107,8 +107,8 @@ static bool sroce_netdev_is_ethernet(struct net_device *ndev)
  */
 static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {
+	struct ib_device *ibdev, *other;
 	struct sroce_dev *sdev;
-	struct ib_device *ibdev;
 	bool netdev_gone;
 	int err;
 
@@ -116,6 +116,24 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		pr_info_ratelimited("sroce: %s is not an Ethernet netdev\n",
 				    netdev_name(ndev));
 		return -EINVAL;
+	}
+
+	/*
+	 * Another RDMA device on this netdev (rdma_rxe, a RoCE NIC) would
+	 * lose its RoCEv2 traffic to our receive hook. RDMA_DRIVER_UNKNOWN
+	 * matches a registered device of any driver; our own devices are
+	 * refused below, with a clearer error.
+	 */
+	other = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
+	if (other && other->ops.dealloc_driver == sroce_dealloc_driver) {
+		ib_device_put(other);
+		other = NULL;
+	}
+	if (other) {
+		pr_info_ratelimited("sroce: %s already carries RDMA device %s\n",
+				    netdev_name(ndev), dev_name(&other->dev));
+		ib_device_put(other);
+		return -EBUSY;
 	}
 
 	sdev = ib_alloc_device(sroce_dev, ibdev);

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce rdma-core provider: device matching, context and PD verbs.
+ *
+ * Everything not set in sroce_ctx_ops is left to libibverbs' stubs, which
+ * fail with EOPNOTSUPP; nothing here pretends to support a verb.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sroce.h"
+
+/*
+ * What the kernel sees as driver data (udata) is everything past the core
+ * command and response; pin those offsets and sizes.
+ */
+static_assert(sizeof(struct usroce_get_context) == 16, "get_context cmd");
+static_assert(offsetof(struct usroce_get_context_resp, drv_payload) == 8,
+	      "ucontext udata must start after ib_uverbs_get_context_resp");
+static_assert(sizeof(struct usroce_get_context_resp) == 8 + 16,
+	      "get_context resp");
+static_assert(sizeof(struct usroce_alloc_pd) == 16, "alloc_pd cmd");
+static_assert(offsetof(struct usroce_alloc_pd_resp, drv_payload) == 4,
+	      "pd udata must start after ib_uverbs_alloc_pd_resp");
+static_assert(sizeof(struct usroce_alloc_pd_resp) == 4 + 8, "alloc_pd resp");
+static_assert(sizeof(struct ibv_query_port) == 24, "query_port cmd");
+
+static int sroce_query_device_ex(struct ibv_context *ibctx,
+				 const struct ibv_query_device_ex_input *input,
+				 struct ibv_device_attr_ex *attr,
+				 size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t fw;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (ret)
+		return ret;
+
+	/* The kernel reports the version packed as 16-bit fields. */
+	fw = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (unsigned int)(fw >> 32) & 0xffff,
+		 (unsigned int)(fw >> 16) & 0xffff, (unsigned int)fw & 0xffff);
+	return 0;
+}
+
+static int sroce_query_port(struct ibv_context *ibctx, uint8_t port,
+			    struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd = {};
+
+	return ibv_cmd_query_port(ibctx, port, attr, &cmd, sizeof(cmd));
+}
+
+static struct ibv_pd *sroce_alloc_pd(struct ibv_context *ibctx)
+{
+	struct usroce_alloc_pd cmd = {};
+	struct usroce_alloc_pd_resp resp = {};
+	struct sroce_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	ret = ibv_cmd_alloc_pd(ibctx, &pd->ibv_pd, &cmd.ibv_cmd, sizeof(cmd),
+			       &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+
+	pd->pdn = resp.drv_payload.pdn;
+	return &pd->ibv_pd;
+}
+
+static int sroce_dealloc_pd(struct ibv_pd *ibpd)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_pd(ibpd);
+	if (ret)
+		return ret;
+
+	free(to_spd(ibpd));
+	return 0;
+}
+
+static void sroce_free_context(struct ibv_context *ibctx)
+{
+	struct sroce_context *sctx = to_sctx(ibctx);
+
+	verbs_uninit_context(&sctx->vctx);
+	free(sctx);
+}
+
+static const struct verbs_context_ops sroce_ctx_ops = {
+	.alloc_pd = sroce_alloc_pd,
+	.dealloc_pd = sroce_dealloc_pd,
+	.free_context = sroce_free_context,
+	.query_device_ex = sroce_query_device_ex,
+	.query_port = sroce_query_port,
+};
+
+static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,
+						 int cmd_fd,
+						 void *private_data)
+{
+	struct usroce_get_context cmd = {};
+	struct usroce_get_context_resp resp = {};
+	struct sroce_context *sctx;
+	uint32_t kabi;
+	int ret;
+
+	(void)private_data;
+
+	/* On failure this closes cmd_fd, as alloc_context must. */
+	sctx = verbs_init_and_alloc_context(ibdev, cmd_fd, sctx, vctx,
+					    RDMA_DRIVER_UNKNOWN);
+	if (!sctx)
+		return NULL;
+
+	ret = ibv_cmd_get_context(&sctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err;
+
+	/*
+	 * sysfs already told libibverbs the device's ABI, but a module that
+	 * answers with a different (or no) response layout must not be
+	 * driven by this provider.
+	 */
+	kabi = resp.drv_payload.abi_version;
+	if (kabi != SROCE_UVERBS_ABI_VERSION) {
+		fprintf(stderr,
+			"sroce: %s: kernel module speaks sroce ABI %u, this provider speaks %u; install a matching module and provider\n",
+			ibdev->name, kabi, SROCE_UVERBS_ABI_VERSION);
+		ret = EPROTO;
+		goto err;
+	}
+	sctx->caps = resp.drv_payload.caps;
+
+	verbs_set_ops(&sctx->vctx, &sroce_ctx_ops);
+	return &sctx->vctx;
+
+err:
+	/* Closes cmd_fd, which also tears down any kernel ucontext. */
+	verbs_uninit_context(&sctx->vctx);
+	free(sctx);
+	errno = ret;
+	return NULL;
+}
+
+static struct verbs_device *
+sroce_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct sroce_device *sdev;
+
+	sdev = calloc(1, sizeof(*sdev));
+	if (!sdev)
+		return NULL;
+
+	sdev->abi_version = sysfs_dev->abi_ver;
+	return &sdev->vdev;
+}
+
+static void sroce_uninit_device(struct verbs_device *vdev)
+{
+	free(container_of(vdev, struct sroce_device, vdev));
+}
+
+/*
+ * The module registers as RDMA_DRIVER_UNKNOWN (the driver-id enum is closed
+ * to out-of-tree drivers) and asks the kernel not to report a driver id at
+ * all, so devices cannot be recognised by id. Names are not reliable either
+ * ("rdma link add" takes any name, "rdma dev set" renames). The node
+ * description is: the module sets it to SROCE_NODE_DESC and offers no way
+ * to change it. The table entry lets libibverbs' name pass flag the usual
+ * "sroce*" names; the decision is taken in sroce_match_device().
+ */
+static const struct verbs_match_ent sroce_match_table[] = {
+	VERBS_MODALIAS_MATCH("rdma_device:N" SROCE_DEVICE_NAME_PREFIX "*",
+			     NULL),
+	{}
+};
+
+static bool sroce_node_desc_is_ours(const char *ibdev_path)
+{
+	char path[IBV_SYSFS_PATH_MAX + 16], desc[64];
+	size_t len;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/node_desc", ibdev_path) >=
+	    (int)sizeof(path))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	len = fread(desc, 1, sizeof(desc) - 1, f);
+	fclose(f);
+	desc[len] = 0;
+	desc[strcspn(desc, "\n")] = 0;
+	return !strcmp(desc, SROCE_NODE_DESC);
+}
+
+/*
+ * Called for every device after the table lookup. A device that a kernel
+ * driver registered under a known id (say an rxe device named "sroce0") is
+ * never ours; otherwise the node description decides, whatever the name.
+ */
+static bool sroce_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	return sysfs_dev->driver_id == RDMA_DRIVER_UNKNOWN &&
+	       sroce_node_desc_is_ours(sysfs_dev->ibdev_path);
+}
+
+static const struct verbs_device_ops sroce_dev_ops = {
+	.name = "sroce",
+	.match_min_abi_version = SROCE_UVERBS_ABI_VERSION,
+	.match_max_abi_version = SROCE_UVERBS_ABI_VERSION,
+	.match_table = sroce_match_table,
+	.match_device = sroce_match_device,
+	.alloc_device = sroce_alloc_device,
+	.uninit_device = sroce_uninit_device,
+	.alloc_context = sroce_alloc_context,
+};
+
+PROVIDER_DRIVER(sroce, sroce_dev_ops);

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * sroce rdma-core provider: private types.
+ */
+#ifndef SROCE_PROVIDER_H
+#define SROCE_PROVIDER_H
+
+/*
+ * The provider interface. Inside an rdma-core tree (providers/sroce) this
+ * line becomes two: #include <infiniband/driver.h> and, for the _STRUCT_
+ * helpers its DECLARE_DRV_CMD needs, the generated
+ * #include <kernel-abi/sroce-abi.h>.
+ */
+#include "ibverbs-provider.h"
+
+#include <rdma/sroce-abi.h>
+
+/*
+ * Driver parts of the commands. Neither request carries driver data; the
+ * responses are the structs of the shared uapi header.
+ */
+DECLARE_DRV_CMD(usroce_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
+		empty, sroce_alloc_ucontext_resp);
+DECLARE_DRV_CMD(usroce_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
+		empty, sroce_alloc_pd_resp);
+
+struct sroce_device {
+	struct verbs_device vdev;
+	uint32_t abi_version;	/* uverbs ABI of the kernel device */
+};
+
+struct sroce_context {
+	struct verbs_context vctx;
+	uint32_t caps;		/* enum sroce_ucontext_caps */
+};
+
+struct sroce_pd {
+	struct ibv_pd ibv_pd;
+	uint32_t pdn;
+};
+
+static inline struct sroce_device *to_sdev(struct ibv_device *ibdev)
+{
+	return container_of(ibdev, struct sroce_device, vdev.device);
+}
+
+static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct sroce_context, vctx.context);
+}
+
+static inline struct sroce_pd *to_spd(struct ibv_pd *ibpd)
+{
+	return container_of(ibpd, struct sroce_pd, ibv_pd);
+}
+
+#endif /* SROCE_PROVIDER_H */
