@@ -34,10 +34,13 @@ sr_check "kernel names the device in the way" \
 
 # rxe loopback traffic over its own netdev is untouched by sroce.
 if command -v ib_write_bw >/dev/null; then
-	ib_write_bw -d "$RXE" -x 1 -s 4096 -n 200 -p 18515 \
+	timeout 150 ib_write_bw -d "$RXE" -x 1 -s 4096 -n 200 -p 18515 \
 		>/dev/null 2>&1 &
 	srv=$!
-	sleep 1
+	for _ in $(seq 100); do
+		ss -ltn | grep -q ':18515 ' && break
+		sleep 0.2
+	done
 	sr_check "rxe ib_write_bw completes with sroce loaded" \
 		timeout 120 ib_write_bw -d "$RXE" -x 1 -s 4096 -n 200 -p 18515 \
 		"198.19.$N.1"
