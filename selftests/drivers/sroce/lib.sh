@@ -12,6 +12,7 @@ KSFT_PASS=0
 KSFT_FAIL=1
 KSFT_SKIP=4
 
+# shellcheck disable=SC2034 # used by the tests that source this file
 SR_TAG=$(( $$ % 100000 ))
 SR_CLEANUP=()
 SR_FAILED=0
@@ -20,6 +21,7 @@ SR_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Tools built next to the tests (installed) or in the repo's build tree.
 for d in "$SR_DIR" "$SR_DIR/../../../build/user/selftests"; do
 	if [ -x "$d/sroce_ctl" ]; then
+		# shellcheck disable=SC2034
 		SR_CTL="$d/sroce_ctl"
 		break
 	fi

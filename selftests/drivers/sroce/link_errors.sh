@@ -3,6 +3,7 @@
 # Binding errors: the same netdev twice, non-Ethernet netdevs, a netdev that
 # another driver owns, a missing netdev and a duplicate name all fail with a
 # clear error and change nothing.
+# shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 

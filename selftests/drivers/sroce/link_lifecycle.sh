@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # rdma link add/del: the module auto-loads, devices appear and disappear,
 # names and netdevs can be reused, and several devices coexist.
+# shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_root
 command -v rdma >/dev/null || sr_skip "iproute2 rdma tool missing"
@@ -48,8 +49,10 @@ sr_check "name and netdev reusable after del" \
 sr_check "reused device is active" \
 	test "$(sr_port_field "$DEV" state)" = PORT_ACTIVE
 for i in 1 2 3 4 5; do
-	rdma link del "$DEV" && rdma link add "$DEV" type sroce netdev "$A" ||
+	if ! rdma link del "$DEV" ||
+	   ! rdma link add "$DEV" type sroce netdev "$A"; then
 		sr_fail "add/del cycle $i"
+	fi
 done
 sr_check "10 add/del cycles leave one working device" \
 	test "$(sr_port_field "$DEV" state)" = PORT_ACTIVE

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The port follows its netdev: active_mtu tracks the MTU, carrier loss and
 # admin down give PORT_DOWN, and each change raises a port event.
+# shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Removing the netdev under a live device removes the device, also while a
 # process holds it open; moving the netdev to another netns does the same.
+# shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 [ -n "$SR_CTL" ] || sr_skip "sroce_ctl not built"

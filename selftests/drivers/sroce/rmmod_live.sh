@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # rmmod with live devices removes them all and releases the netdevs, which
 # can be bound again after the module comes back.
+# shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 

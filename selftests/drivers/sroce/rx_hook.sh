@@ -3,6 +3,7 @@
 # The receive hook takes UDP/4791 packets for the device off the bound
 # netdev (IPv4 and IPv6), counts and drops what it cannot use, and leaves
 # every other packet to the network stack.
+# shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # sroce and rdma_rxe run side by side on different netdevs, each device is
 # served by its own libibverbs provider, and rxe traffic keeps working.
+# shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 [ -n "$SR_CTL" ] || sr_skip "sroce_ctl not built"
