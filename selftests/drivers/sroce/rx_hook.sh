@@ -42,7 +42,7 @@ ping -c1 -W5 "$PEER4" >/dev/null 2>&1	# resolve neighbours first
 ping -6 -c1 -W5 "$PEER6" >/dev/null 2>&1
 
 pk0=$(sr_counter "$DEV" rx_roce_packets)
-nt0=$(sr_counter "$DEV" rx_drop_no_transport)
+pk0b=$(sr_counter "$DEV" rx_drop_bad_pkey)
 mf0=$(sr_counter "$DEV" rx_drop_malformed)
 u0=$(unreach); u60=$(unreach6)
 
@@ -54,8 +54,8 @@ sleep 0.5
 
 sr_check "10 RoCEv2 datagrams seen by the hook" \
 	test "$(sr_counter "$DEV" rx_roce_packets)" = "$((pk0 + 10))"
-sr_check "8 well-formed ones dropped for want of a QP" \
-	test "$(sr_counter "$DEV" rx_drop_no_transport)" = "$((nt0 + 8))"
+sr_check "8 zero-filled ones dropped for their P_Key of 0" \
+	test "$(sr_counter "$DEV" rx_drop_bad_pkey)" = "$((pk0b + 8))"
 sr_check "2 short ones dropped as malformed" \
 	test "$(sr_counter "$DEV" rx_drop_malformed)" = "$((mf0 + 2))"
 sr_check "the stack never saw them (no ICMP unreachable)" \

@@ -38,14 +38,20 @@
 /**
  * enum sroce_counter - device counters, exported through rdma statistic.
  * @SROCE_CNT_RX_ROCE_PACKETS: UDP/4791 packets taken from the netdev
- * @SROCE_CNT_RX_DROP_MALFORMED: dropped: too short or inconsistent headers
- * @SROCE_CNT_RX_DROP_NO_TRANSPORT: dropped: no queue pair to deliver to
+ * @SROCE_CNT_RX_DROP_MALFORMED: dropped: lengths, version or pad inconsistent
+ * @SROCE_CNT_RX_DROP_BAD_OPCODE: dropped: opcode sroce does not accept
+ * @SROCE_CNT_RX_DROP_BAD_PKEY: dropped: P_Key outside the default partition
+ * @SROCE_CNT_RX_DROP_BAD_ICRC: dropped: invariant CRC mismatch
+ * @SROCE_CNT_RX_DROP_NO_QP: dropped: valid, but no queue pair to take it
  * @SROCE_CNT_PORT_EVENTS: port state changes dispatched to consumers
  */
 enum sroce_counter {
 	SROCE_CNT_RX_ROCE_PACKETS,
 	SROCE_CNT_RX_DROP_MALFORMED,
-	SROCE_CNT_RX_DROP_NO_TRANSPORT,
+	SROCE_CNT_RX_DROP_BAD_OPCODE,
+	SROCE_CNT_RX_DROP_BAD_PKEY,
+	SROCE_CNT_RX_DROP_BAD_ICRC,
+	SROCE_CNT_RX_DROP_NO_QP,
 	SROCE_CNT_PORT_EVENTS,
 	SROCE_NUM_COUNTERS
 };
@@ -143,6 +149,11 @@ void sroce_net_detach(struct sroce_dev *sdev);
 struct sroce_dev *sroce_dev_from_netdev_rtnl(struct net_device *ndev);
 int sroce_net_init(void);
 void sroce_net_exit(void);
+
+/* sroce_recv.c, sroce_icrc.c */
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
+__le32 sroce_icrc(const struct sk_buff *skb, unsigned int bth_off,
+		  unsigned int icrc_off);
 
 /* sroce_main.c */
 void sroce_dev_netdev_gone(struct sroce_dev *sdev);

@@ -32,4 +32,80 @@ struct sroce_bth {
 
 static_assert(sizeof(struct sroce_bth) == SROCE_BTH_BYTES);
 
+#define SROCE_BTH_PAD_SHIFT	4
+#define SROCE_BTH_PAD_MASK	0x30
+#define SROCE_BTH_TVER_MASK	0x0f
+#define SROCE_BTH_QPN_MASK	0x00ffffff
+#define SROCE_BTH_RESV8A_MASK	0xff000000	/* FECN, BECN, reserved */
+#define SROCE_BTH_PKEY_LOW15	0x7fff
+
+/* Extended transport header sizes, IBA 9.3. */
+#define SROCE_RDETH_BYTES	4
+#define SROCE_DETH_BYTES	8
+#define SROCE_RETH_BYTES	16
+#define SROCE_ATMETH_BYTES	28
+#define SROCE_AETH_BYTES	4
+#define SROCE_ATMACK_BYTES	8
+#define SROCE_IMMDT_BYTES	4
+#define SROCE_IETH_BYTES	4
+
+/* Transport service in the top three opcode bits, IBA 9.2.1. */
+enum sroce_transport {
+	SROCE_TRANSPORT_RC = 0x00,
+	SROCE_TRANSPORT_UC = 0x20,
+	SROCE_TRANSPORT_RD = 0x40,
+	SROCE_TRANSPORT_UD = 0x60,
+	SROCE_TRANSPORT_CNP = 0x80,
+	SROCE_TRANSPORT_XRC = 0xa0,
+};
+
+#define SROCE_TRANSPORT_MASK	0xe0
+#define SROCE_OP_MASK		0x1f
+
+/* Operation in the low five opcode bits, IBA table 38. */
+enum sroce_op {
+	SROCE_OP_SEND_FIRST = 0x00,
+	SROCE_OP_SEND_MIDDLE = 0x01,
+	SROCE_OP_SEND_LAST = 0x02,
+	SROCE_OP_SEND_LAST_IMM = 0x03,
+	SROCE_OP_SEND_ONLY = 0x04,
+	SROCE_OP_SEND_ONLY_IMM = 0x05,
+	SROCE_OP_WRITE_FIRST = 0x06,
+	SROCE_OP_WRITE_MIDDLE = 0x07,
+	SROCE_OP_WRITE_LAST = 0x08,
+	SROCE_OP_WRITE_LAST_IMM = 0x09,
+	SROCE_OP_WRITE_ONLY = 0x0a,
+	SROCE_OP_WRITE_ONLY_IMM = 0x0b,
+	SROCE_OP_READ_REQUEST = 0x0c,
+	SROCE_OP_READ_RESPONSE_FIRST = 0x0d,
+	SROCE_OP_READ_RESPONSE_MIDDLE = 0x0e,
+	SROCE_OP_READ_RESPONSE_LAST = 0x0f,
+	SROCE_OP_READ_RESPONSE_ONLY = 0x10,
+	SROCE_OP_ACKNOWLEDGE = 0x11,
+	SROCE_OP_ATOMIC_ACKNOWLEDGE = 0x12,
+	SROCE_OP_COMPARE_SWAP = 0x13,
+	SROCE_OP_FETCH_ADD = 0x14,
+	SROCE_OP_SEND_LAST_INV = 0x16,
+	SROCE_OP_SEND_ONLY_INV = 0x17,
+	SROCE_OP_FLUSH = 0x1c,
+	SROCE_OP_ATOMIC_WRITE = 0x1d,
+};
+
+/* The RoCEv2 congestion notification packet: transport CNP, op 1. */
+#define SROCE_OPCODE_CNP	(SROCE_TRANSPORT_CNP | 0x01)
+
+/**
+ * struct sroce_opcode_info - what one wire opcode carries.
+ * @name: for tracing; NULL for opcodes sroce does not accept
+ * @hdr_len: bytes from the start of the BTH to the payload
+ * @payload: the opcode may carry payload (and a pad)
+ */
+struct sroce_opcode_info {
+	const char *name;
+	u8 hdr_len;
+	bool payload;
+};
+
+extern const struct sroce_opcode_info sroce_opcodes[256];
+
 #endif /* SROCE_HDR_H */

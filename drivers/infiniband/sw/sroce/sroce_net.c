@@ -15,13 +15,9 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
-#include <net/ip.h>
 
 #include "sroce.h"
 #include "sroce_hdr.h"
-
-/* Smallest UDP payload that can be a RoCEv2 packet: BTH + ICRC. */
-#define SROCE_MIN_UDP_PAYLOAD	(SROCE_BTH_BYTES + SROCE_ICRC_BYTES)
 
 static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb);
 
@@ -93,38 +89,6 @@ static bool sroce_is_roce_packet(const struct sk_buff *skb)
 	return uh && uh->dest == htons(SROCE_UDP_PORT);
 }
 
-/*
- * Length sanity of a packet already known to be UDP/4791: the IP and UDP
- * lengths must agree with what arrived and leave room for BTH and ICRC.
- * Fragments are refused: RoCEv2 is sent with DF and never reassembled.
- */
-static bool sroce_lengths_ok(const struct sk_buff *skb)
-{
-	const struct udphdr *uh;
-	struct udphdr _uh;
-	unsigned int l4off, l3len;
-
-	if (skb->protocol == htons(ETH_P_IP)) {
-		const struct iphdr *iph = ip_hdr(skb);
-
-		if (ip_is_fragment(iph))
-			return false;
-		l4off = iph->ihl * 4;
-		l3len = ntohs(iph->tot_len);
-	} else {
-		l4off = sizeof(struct ipv6hdr);
-		l3len = sizeof(struct ipv6hdr) +
-			ntohs(ipv6_hdr(skb)->payload_len);
-	}
-	if (l3len > skb->len || l3len < l4off + sizeof(_uh))
-		return false;
-	uh = skb_header_pointer(skb, l4off, sizeof(_uh), &_uh);
-	if (!uh)
-		return false;
-	return ntohs(uh->len) == l3len - l4off &&
-	       ntohs(uh->len) >= sizeof(_uh) + SROCE_MIN_UDP_PAYLOAD;
-}
-
 static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 {
 	struct sk_buff *skb = *pskb;
@@ -136,20 +100,12 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 	sdev = rcu_dereference(skb->dev->rx_handler_data);
 	sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
 
+	/* From here on the packet is ours to modify and to free. */
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb)
 		return RX_HANDLER_CONSUMED;
 	skb_reset_network_header(skb);
-
-	if (!sroce_lengths_ok(skb)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
-		kfree_skb(skb);
-		return RX_HANDLER_CONSUMED;
-	}
-
-	/* No transport is wired up yet: nothing can accept the packet. */
-	sroce_count(sdev, SROCE_CNT_RX_DROP_NO_TRANSPORT);
-	kfree_skb(skb);
+	sroce_rcv(sdev, skb);
 	return RX_HANDLER_CONSUMED;
 }
 

@@ -58,7 +58,9 @@ int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->pkey_tbl_len = SROCE_PKEY_TABLE_LEN;
 	attr->port_cap_flags = 0;
 	attr->max_msg_sz = 0;		/* no queue pairs yet */
-	attr->bad_pkey_cntr = 0;
+	attr->bad_pkey_cntr = min_t(u64, U16_MAX,
+				    sroce_counter_read(sdev,
+						       SROCE_CNT_RX_DROP_BAD_PKEY));
 	attr->qkey_viol_cntr = 0;
 	attr->lid = 0;
 	attr->sm_lid = 0;
@@ -170,7 +172,10 @@ int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_RX_ROCE_PACKETS].name = "rx_roce_packets",
 	[SROCE_CNT_RX_DROP_MALFORMED].name = "rx_drop_malformed",
-	[SROCE_CNT_RX_DROP_NO_TRANSPORT].name = "rx_drop_no_transport",
+	[SROCE_CNT_RX_DROP_BAD_OPCODE].name = "rx_drop_bad_opcode",
+	[SROCE_CNT_RX_DROP_BAD_PKEY].name = "rx_drop_bad_pkey",
+	[SROCE_CNT_RX_DROP_BAD_ICRC].name = "rx_drop_bad_icrc",
+	[SROCE_CNT_RX_DROP_NO_QP].name = "rx_drop_no_qp",
 	[SROCE_CNT_PORT_EVENTS].name = "port_events",
 };
 

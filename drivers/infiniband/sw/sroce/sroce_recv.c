@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Receive-side validation of RoCEv2 packets, before any queue pair sees
+ * them. Every check uses lengths taken from the packet itself against what
+ * actually arrived, so no later stage has to distrust a header length. A
+ * packet that fails is dropped and counted under the first reason found.
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+
+#include "sroce.h"
+#include "sroce_hdr.h"
+
+/*
+ * Pull the IP and UDP headers into the linear area and check that the IP,
+ * UDP and skb lengths agree. Trailing bytes beyond the IP length (Ethernet
+ * padding) are trimmed. Fragments are refused: RoCEv2 is sent with DF.
+ */
+static bool sroce_rcv_ip_udp(struct sk_buff *skb, unsigned int *l4off,
+			     unsigned int *ulen)
+{
+	const struct udphdr *uh;
+	unsigned int l3len;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph;
+
+		if (!pskb_may_pull(skb, sizeof(*iph)))
+			return false;
+		iph = ip_hdr(skb);
+		if (iph->ihl < 5 || !pskb_may_pull(skb, iph->ihl * 4))
+			return false;
+		iph = ip_hdr(skb);
+		if (ip_fast_csum(iph, iph->ihl) || ip_is_fragment(iph))
+			return false;
+		*l4off = iph->ihl * 4;
+		l3len = ntohs(iph->tot_len);
+	} else {
+		if (!pskb_may_pull(skb, sizeof(struct ipv6hdr)))
+			return false;
+		*l4off = sizeof(struct ipv6hdr);
+		l3len = sizeof(struct ipv6hdr) +
+			ntohs(ipv6_hdr(skb)->payload_len);
+	}
+	if (l3len > skb->len || l3len < *l4off + sizeof(*uh) ||
+	    pskb_trim_rcsum(skb, l3len) ||
+	    !pskb_may_pull(skb, *l4off + sizeof(*uh) + SROCE_BTH_BYTES))
+		return false;
+
+	uh = (const struct udphdr *)(skb->data + *l4off);
+	*ulen = ntohs(uh->len);
+	return *ulen == l3len - *l4off &&
+	       *ulen >= sizeof(*uh) + SROCE_BTH_BYTES + SROCE_ICRC_BYTES;
+}
+
+/**
+ * sroce_rcv() - validate one RoCEv2 packet and hand it on.
+ * @sdev: device whose netdev received it
+ * @skb: the packet, IP header at skb->data; consumed
+ *
+ * Context: softirq, the netdev receive path.
+ */
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *info;
+	unsigned int l4off, ulen, bth_off, icrc_off, pad, payload;
+	enum sroce_counter drop;
+	const struct sroce_bth *bth;
+	__le32 wire_icrc;
+
+	if (!sroce_rcv_ip_udp(skb, &l4off, &ulen)) {
+		drop = SROCE_CNT_RX_DROP_MALFORMED;
+		goto drop;
+	}
+	bth_off = l4off + sizeof(struct udphdr);
+	bth = (const struct sroce_bth *)(skb->data + bth_off);
+	/* UDP payload without the UDP header: BTH ... ICRC. */
+	ulen -= sizeof(struct udphdr);
+
+	if (bth->flags & SROCE_BTH_TVER_MASK) {
+		drop = SROCE_CNT_RX_DROP_MALFORMED;
+		goto drop;
+	}
+	info = &sroce_opcodes[bth->opcode];
+	if (!info->name) {
+		drop = SROCE_CNT_RX_DROP_BAD_OPCODE;
+		goto drop;
+	}
+	pad = (bth->flags & SROCE_BTH_PAD_MASK) >> SROCE_BTH_PAD_SHIFT;
+	if (ulen < info->hdr_len + pad + SROCE_ICRC_BYTES) {
+		drop = SROCE_CNT_RX_DROP_MALFORMED;
+		goto drop;
+	}
+	payload = ulen - info->hdr_len - pad - SROCE_ICRC_BYTES;
+	if (!info->payload && (payload || pad)) {
+		drop = SROCE_CNT_RX_DROP_MALFORMED;
+		goto drop;
+	}
+	/* One partition: the default one, full or limited membership. */
+	if ((be16_to_cpu(bth->pkey) & SROCE_BTH_PKEY_LOW15) !=
+	    SROCE_BTH_PKEY_LOW15) {
+		drop = SROCE_CNT_RX_DROP_BAD_PKEY;
+		goto drop;
+	}
+
+	icrc_off = bth_off + ulen - SROCE_ICRC_BYTES;
+	if (skb_copy_bits(skb, icrc_off, &wire_icrc, sizeof(wire_icrc)) ||
+	    wire_icrc != sroce_icrc(skb, bth_off, icrc_off)) {
+		drop = SROCE_CNT_RX_DROP_BAD_ICRC;
+		goto drop;
+	}
+
+	/* A valid packet; no queue pair exists to take it yet. */
+	drop = SROCE_CNT_RX_DROP_NO_QP;
+drop:
+	sroce_count(sdev, drop);
+	kfree_skb(skb);
+}

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Craft RoCEv2 packets, valid or broken on purpose, and send them as raw
+Ethernet frames (AF_PACKET) out of IFACE, so that every header byte is the
+test's choice and none the kernel's.
+
+usage: roce_pkt.py IFACE DST_MAC SRC_IP DST_IP [options]
+
+The ICRC is computed here independently of sroce (IBA A17.3.3: CRC32 over
+eight 0xff bytes, then the IP, UDP and BTH headers with their variant
+fields set to ones, then the rest), so a packet this tool calls valid and
+sroce rejects means one of the two is wrong.
+"""
+import argparse
+import ipaddress
+import socket
+import struct
+import sys
+import zlib
+
+ROCE_PORT = 4791
+
+# Bytes of extended headers after the BTH, by opcode (IBA 9.3).
+EXT_LEN = {
+    0x00: 0, 0x01: 0, 0x02: 0, 0x03: 4, 0x04: 0, 0x05: 4,      # RC send
+    0x06: 16, 0x07: 0, 0x08: 0, 0x09: 4, 0x0a: 16, 0x0b: 20,   # RC write
+    0x0c: 16, 0x0d: 4, 0x0e: 0, 0x0f: 4, 0x10: 4,             # RC read
+    0x11: 4, 0x12: 12, 0x13: 28, 0x14: 28, 0x16: 4, 0x17: 4,
+    0x64: 8, 0x65: 12,                                        # UD send
+    0x81: 16,                                                 # CNP
+}
+
+
+def ip_checksum(hdr):
+    s = sum(struct.unpack(f"!{len(hdr) // 2}H", hdr))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def icrc(ip_hdr, udp_hdr, rest, v6):
+    ip = bytearray(ip_hdr)
+    if v6:
+        ip[0] |= 0x0f            # traffic class (high nibble part)
+        ip[1:4] = b"\xff\xff\xff"  # traffic class + flow label
+        ip[7] = 0xff             # hop limit
+    else:
+        ip[1] = 0xff             # TOS
+        ip[8] = 0xff             # TTL
+        ip[10:12] = b"\xff\xff"  # header checksum
+    udp = bytearray(udp_hdr)
+    udp[6:8] = b"\xff\xff"
+    bth = bytearray(rest)
+    bth[4] = 0xff                # resv8a: FECN, BECN
+    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + ip + udp + bth))
+
+
+def build(a):
+    src = ipaddress.ip_address(a.src_ip)
+    dst = ipaddress.ip_address(a.dst_ip)
+    v6 = src.version == 6
+    pad = a.pad
+    pad_bytes = pad if a.pad_bytes is None else a.pad_bytes
+    ext = EXT_LEN.get(a.opcode, 0) if a.ext_len is None else a.ext_len
+
+    flags = (a.se << 7) | (pad << 4) | a.tver
+    bth = struct.pack("!BBHII", a.opcode, flags, a.pkey,
+                      (a.resv8a << 24) | a.qpn, (a.ackreq << 31) | a.psn)
+    rest = bth + bytes(ext) + bytes((i & 0xff for i in range(a.payload)))
+    rest += bytes(pad_bytes)
+    udp_len = 8 + len(rest) + 4 + a.udp_len_delta
+    udp = struct.pack("!HHHH", a.sport, ROCE_PORT, udp_len & 0xffff, 0)
+    if v6:
+        ver_tc_fl = (6 << 28) | (a.tos << 20) | a.flow
+        ip = struct.pack("!IHBB", ver_tc_fl, 8 + len(rest) + 4, 17, a.ttl)
+        ip += src.packed + dst.packed
+    else:
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, a.tos, 20 + 8 + len(rest) + 4,
+                         0x1234, 0x4000, a.ttl, 17, 0, src.packed, dst.packed)
+        csum = ip_checksum(ip) ^ (0xffff if a.bad_ip_csum else 0)
+        ip = ip[:10] + struct.pack("!H", csum) + ip[12:]
+    crc = icrc(ip, udp, rest, v6)
+    if a.bad_icrc:
+        crc = bytes([crc[0] ^ 0x01]) + crc[1:]
+    pkt = ip + udp + rest + crc
+    if a.truncate:
+        pkt = pkt[:-a.truncate]
+    return pkt, v6
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("iface")
+    p.add_argument("dst_mac")
+    p.add_argument("src_ip")
+    p.add_argument("dst_ip")
+    p.add_argument("--opcode", type=lambda x: int(x, 0), default=0x04)
+    p.add_argument("--qpn", type=lambda x: int(x, 0), default=0x11)
+    p.add_argument("--psn", type=int, default=0)
+    p.add_argument("--pkey", type=lambda x: int(x, 0), default=0xffff)
+    p.add_argument("--pad", type=int, default=0)
+    p.add_argument("--pad-bytes", type=int, help="pad bytes actually sent")
+    p.add_argument("--payload", type=int, default=64)
+    p.add_argument("--ext-len", type=int, help="override extension bytes")
+    p.add_argument("--tver", type=int, default=0)
+    p.add_argument("--se", type=int, default=0)
+    p.add_argument("--ackreq", type=int, default=0)
+    p.add_argument("--resv8a", type=lambda x: int(x, 0), default=0)
+    p.add_argument("--tos", type=lambda x: int(x, 0), default=0)
+    p.add_argument("--flow", type=lambda x: int(x, 0), default=0)
+    p.add_argument("--ttl", type=int, default=64)
+    p.add_argument("--sport", type=int, default=49152)
+    p.add_argument("--udp-len-delta", type=int, default=0)
+    p.add_argument("--truncate", type=int, default=0,
+                   help="cut this many bytes off the end")
+    p.add_argument("--bad-icrc", action="store_true")
+    p.add_argument("--bad-ip-csum", action="store_true")
+    p.add_argument("--count", type=int, default=1)
+    a = p.parse_args()
+
+    pkt, v6 = build(a)
+    with open(f"/sys/class/net/{a.iface}/address") as f:
+        src_mac = bytes.fromhex(f.read().strip().replace(":", ""))
+    dst_mac = bytes.fromhex(a.dst_mac.replace(":", ""))
+    frame = dst_mac + src_mac + struct.pack("!H", 0x86dd if v6 else 0x0800)
+    frame += pkt
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((a.iface, 0))
+    for _ in range(a.count):
+        s.send(frame)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

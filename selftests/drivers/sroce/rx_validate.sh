@@ -1,0 +1,113 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Receive validation: crafted RoCEv2 frames (roce_pkt.py, which computes the
+# ICRC on its own) must each be dropped under exactly the right counter.
+# Valid packets - including ones whose variant fields (TOS/ECN, TTL, flow
+# label, FECN/BECN) routers may rewrite - must pass the ICRC check and only
+# then find no queue pair. Over IPv4 and IPv6.
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+sr_require_sroce
+command -v python3 >/dev/null || sr_skip "python3 missing"
+PKT="$SR_DIR/roce_pkt.py"
+
+A=sr${SR_TAG}a; B=sr${SR_TAG}b; DEV=sroce_v${SR_TAG}; NS=srns${SR_TAG}
+N=$(( SR_TAG % 250 ))
+IP4=198.18.$N.1; PEER4=198.18.$N.2
+IP6=2001:db8:$N::1; PEER6=2001:db8:$N::2
+sr_dmesg_mark
+
+ip netns add "$NS" && sr_on_exit "ip netns del $NS"
+sr_veth "$A" "$B"
+ip link set "$B" netns "$NS"
+ip -n "$NS" link set "$B" up
+ip addr add "$IP4/24" dev "$A"
+ip addr add "$IP6/64" dev "$A" nodad
+sr_link_add "$DEV" "$A"
+MAC=$(cat "/sys/class/net/$A/address")
+
+COUNTERS="rx_roce_packets rx_drop_malformed rx_drop_bad_opcode rx_drop_bad_pkey rx_drop_bad_icrc rx_drop_no_qp"
+snapshot() {
+	local c
+	for c in $COUNTERS; do printf '%s=%s ' "$c" "$(sr_counter "$DEV" "$c")"; done
+}
+
+# expect COUNTER DESCRIPTION -- roce_pkt.py options: send one frame of each
+# address family; COUNTER (and rx_roce_packets) must rise by exactly 2 and
+# every other counter stay put.
+expect() {
+	local want=$1 desc=$2 before after c b a ok=1
+	shift 3
+	before=$(snapshot)
+	ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" "$@" ||
+		ok=0
+	ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER6" "$IP6" "$@" ||
+		ok=0
+	sleep 0.2
+	after=$(snapshot)
+	for c in $COUNTERS; do
+		b=$(echo "$before" | tr ' ' '\n' | sed -n "s/^$c=//p")
+		a=$(echo "$after" | tr ' ' '\n' | sed -n "s/^$c=//p")
+		if [ "$c" = "$want" ] || [ "$c" = rx_roce_packets ]; then
+			[ "$a" = $((b + 2)) ] || ok=0
+		else
+			[ "$a" = "$b" ] || ok=0
+		fi
+	done
+	if [ $ok != 1 ]; then
+		sr_log "before: $before"
+		sr_log "after:  $after"
+	fi
+	sr_check "$desc -> $want" test $ok = 1
+}
+
+expect rx_drop_no_qp "valid RC SEND_ONLY" --
+expect rx_drop_no_qp "valid, zero-length payload" -- --payload 0
+expect rx_drop_no_qp "valid, 3 pad bytes" -- --payload 61 --pad 3
+expect rx_drop_no_qp "valid RC WRITE_ONLY with RETH" -- --opcode 0x0a
+expect rx_drop_no_qp "valid RC READ_REQUEST" -- --opcode 0x0c --payload 0
+expect rx_drop_no_qp "valid ACK" -- --opcode 0x11 --payload 0
+expect rx_drop_no_qp "valid UD SEND_ONLY_IMM" -- --opcode 0x65
+expect rx_drop_no_qp "valid CNP" -- --opcode 0x81 --payload 0
+expect rx_drop_no_qp "variant fields rewritten (TOS/TC, TTL, flow)" -- \
+	--tos 0xbb --ttl 3 --flow 0xabcde
+expect rx_drop_no_qp "FECN/BECN set" -- --resv8a 0xc0
+expect rx_drop_no_qp "limited-member default P_Key" -- --pkey 0x7fff
+expect rx_drop_bad_icrc "one ICRC bit flipped" -- --bad-icrc
+expect rx_drop_bad_icrc "a payload byte changed under a valid header" -- \
+	--bad-icrc --payload 1000
+expect rx_drop_bad_opcode "reserved RC opcode 0x15" -- --opcode 0x15
+expect rx_drop_bad_opcode "RD transport" -- --opcode 0x44
+expect rx_drop_bad_opcode "UC READ_REQUEST" -- --opcode 0x2c --payload 0
+expect rx_drop_bad_opcode "opcode 0xff" -- --opcode 0xff
+expect rx_drop_bad_pkey "P_Key 0x1234" -- --pkey 0x1234
+expect rx_drop_malformed "transport version 1" -- --tver 1
+expect rx_drop_malformed "payload on a READ_REQUEST" -- --opcode 0x0c
+expect rx_drop_malformed "pad on an ACK" -- --opcode 0x11 --payload 0 --pad 2
+expect rx_drop_malformed "pad longer than the data" -- --payload 0 --pad 3 \
+	--pad-bytes 0
+expect rx_drop_malformed "RETH cut short" -- --opcode 0x0a --payload 0 \
+	--ext-len 8
+expect rx_drop_malformed "UDP length beyond the frame" -- --udp-len-delta 8
+expect rx_drop_malformed "UDP length short of the IP length" -- \
+	--udp-len-delta -4
+expect rx_drop_malformed "frame cut short (IP length lies)" -- --truncate 20
+expect rx_drop_malformed "nothing after the BTH" -- --payload 0 \
+	--truncate 4
+
+# IPv4 only: a bad header checksum.
+before=$(sr_counter "$DEV" rx_drop_malformed)
+ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" --bad-ip-csum
+sleep 0.2
+sr_check "IPv4 header checksum wrong -> rx_drop_malformed" \
+	test "$(sr_counter "$DEV" rx_drop_malformed)" = $((before + 1))
+
+# A burst: every frame is accounted for, none lost or double counted.
+before=$(sr_counter "$DEV" rx_drop_no_qp)
+ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" --count 500 \
+	--payload 1024
+sleep 0.5
+sr_check "500-frame burst all counted" \
+	test "$(sr_counter "$DEV" rx_drop_no_qp)" = $((before + 500))
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done
