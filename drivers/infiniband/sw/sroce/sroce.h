@@ -25,6 +25,9 @@
 
 #define SROCE_PORT		1
 #define SROCE_MAX_PD		BIT(16)
+#define SROCE_MAX_MR		BIT(18)
+/* One page pointer per page: 16 GiB costs a 32 MiB array at most. */
+#define SROCE_MAX_MR_SIZE	BIT_ULL(34)
 #define SROCE_GID_TABLE_LEN	1024
 #define SROCE_PKEY_TABLE_LEN	1
 
@@ -80,6 +83,8 @@ enum sroce_dev_state {
  * @rx_attached: our rx_handler is installed on @ndev; written under RTNL
  * @last_port_state: port state last reported with an event; under RTNL
  * @pd_ida: allocator of protection domain numbers, bounds the PD count
+ * @mr_xa: memory regions by key index (key >> 8), bounds the MR count
+ * @mr_gen: generation for the low byte of new memory keys
  * @counters: per-CPU counters, summed on read
  */
 struct sroce_dev {
@@ -91,6 +96,8 @@ struct sroce_dev {
 	bool rx_attached;
 	enum ib_port_state last_port_state;
 	struct ida pd_ida;
+	struct xarray mr_xa;
+	atomic_t mr_gen;
 	struct sroce_pcpu_counters __percpu *counters;
 };
 
@@ -102,6 +109,33 @@ struct sroce_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
 };
+
+/**
+ * struct sroce_mr - a memory region over pinned user pages.
+ * @ibmr: the core's MR
+ * @umem: the pinned user memory
+ * @pages: the page behind each PAGE_SIZE step of the region
+ * @npages: entries in @pages
+ * @page_offset: offset of the region's first byte in @pages[0]
+ * @iova: address the region is accessed by
+ * @length: bytes in the region
+ * @access: IB_ACCESS_* flags
+ */
+struct sroce_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;
+	struct page **pages;
+	size_t npages;
+	unsigned int page_offset;
+	u64 iova;
+	u64 length;
+	int access;
+};
+
+static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct sroce_mr, ibmr);
+}
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 {
@@ -135,6 +169,9 @@ void sroce_dealloc_ucontext(struct ib_ucontext *ibuctx);
 void sroce_disassociate_ucontext(struct ib_ucontext *ibuctx);
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,

@@ -36,6 +36,9 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	mutex_unlock(&sroce_dev_list_lock);
 
 	ida_destroy(&sdev->pd_ida);
+	/* The core destroyed every user object before calling us. */
+	WARN_ON(!xa_empty(&sdev->mr_xa));
+	xa_destroy(&sdev->mr_xa);
 	free_percpu(sdev->counters);
 	sdev->counters = NULL;
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
@@ -77,6 +80,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.dealloc_driver = sroce_dealloc_driver,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.dereg_mr = sroce_dereg_mr,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.get_hw_stats = sroce_get_hw_stats,
@@ -85,6 +89,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
+	.reg_user_mr = sroce_reg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuctx),
@@ -147,6 +152,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
 	INIT_LIST_HEAD(&sdev->list);
 	ida_init(&sdev->pd_ida);
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	sdev->state = SROCE_DEV_NEW;
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);

@@ -28,10 +28,13 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	/*
-	 * Only protection domains exist so far; every other object limit is
-	 * zero until the verbs that create those objects are implemented.
+	 * Only protection domains and memory regions exist so far; every
+	 * other object limit is zero until the verbs that create those
+	 * objects are implemented.
 	 */
 	attr->max_pd = SROCE_MAX_PD;
+	attr->max_mr = SROCE_MAX_MR;
+	attr->max_mr_size = SROCE_MAX_MR_SIZE;
 	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
 	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers for the sroce C selftests: every test gets its own veth
+ * pair and sroce device, named after its PID, opened with libibverbs.
+ */
+#ifndef SROCE_TEST_H
+#define SROCE_TEST_H
+
+#include <errno.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+struct sroce_tdev {
+	char ibdev[32];
+	char veth[IFNAMSIZ];
+	char peer[IFNAMSIZ];
+	struct ibv_context *ctx;
+};
+
+/* Run a shell command built printf-style; returns its exit status. */
+static inline int sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	ret = system(cmd);
+	return ret == -1 ? -1 : WEXITSTATUS(ret);
+}
+
+static inline struct ibv_context *open_by_name(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+/*
+ * Create the veth pair and the device and open it. Returns 0, or a
+ * negative value with @why set: -1 to skip (no root, no module), -2 when
+ * a step failed.
+ */
+static inline int sroce_tdev_up(struct sroce_tdev *d, const char *tag,
+				const char **why)
+{
+	int id = getpid() % 100000;
+
+	snprintf(d->ibdev, sizeof(d->ibdev), "sroce_%s%d", tag, id);
+	snprintf(d->veth, sizeof(d->veth), "sr%s%da", tag, id);
+	snprintf(d->peer, sizeof(d->peer), "sr%s%db", tag, id);
+	d->ctx = NULL;
+
+	if (getuid()) {
+		*why = "needs root";
+		return -1;
+	}
+	if (sh("modprobe sroce 2>/dev/null")) {
+		*why = "sroce module not available";
+		return -1;
+	}
+	*why = "cannot create the veth pair";
+	if (sh("ip link add %s type veth peer name %s", d->veth, d->peer) ||
+	    sh("ip link set %s up && ip link set %s up", d->veth, d->peer))
+		return -2;
+	*why = "rdma link add failed";
+	if (sh("rdma link add %s type sroce netdev %s", d->ibdev, d->veth))
+		return -2;
+	*why = "cannot open the device (is the provider installed?)";
+	d->ctx = open_by_name(d->ibdev);
+	return d->ctx ? 0 : -2;
+}
+
+static inline void sroce_tdev_down(struct sroce_tdev *d)
+{
+	if (d->ctx)
+		ibv_close_device(d->ctx);
+	sh("rdma link del %s 2>/dev/null", d->ibdev);
+	sh("ip link del %s 2>/dev/null", d->veth);
+}
+
+#endif /* SROCE_TEST_H */
