@@ -128,6 +128,19 @@ sr_wait_port_state() {
 	return 1
 }
 
+# sr_wait_gid IBDEV ADDR [SECONDS]: the RoCEv2 GID of an IPv4 or IPv6
+# address is in the device's table (the core adds GIDs from a workqueue).
+sr_wait_gid() {
+	local gid=$2 i
+	case $gid in *:*) ;; *) gid=::ffff:$gid ;; esac
+	for ((i = 0; i < ${3:-10} * 10; i++)); do
+		ibv_devinfo -v -d "$1" 2>/dev/null |
+			grep -qiE "[[:space:]]$gid, RoCE v2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # The kernel must not have complained while the test ran.
 sr_dmesg_mark() { SR_DMESG_LINES=$(dmesg | wc -l); }
 sr_dmesg_clean() {

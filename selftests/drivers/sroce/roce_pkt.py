@@ -75,8 +75,9 @@ def build(a):
         ip = struct.pack("!IHBB", ver_tc_fl, 8 + len(rest) + 4, 17, a.ttl)
         ip += src.packed + dst.packed
     else:
+        frag = 0x2000 if a.more_frags else 0x4000   # MF, or DF
         ip = struct.pack("!BBHHHBBH4s4s", 0x45, a.tos, 20 + 8 + len(rest) + 4,
-                         0x1234, 0x4000, a.ttl, 17, 0, src.packed, dst.packed)
+                         0x1234, frag, a.ttl, 17, 0, src.packed, dst.packed)
         csum = ip_checksum(ip) ^ (0xffff if a.bad_ip_csum else 0)
         ip = ip[:10] + struct.pack("!H", csum) + ip[12:]
     crc = icrc(ip, udp, rest, v6)
@@ -115,19 +116,24 @@ def main():
                    help="cut this many bytes off the end")
     p.add_argument("--bad-icrc", action="store_true")
     p.add_argument("--bad-ip-csum", action="store_true")
+    p.add_argument("--more-frags", action="store_true",
+                   help="IPv4: first fragment of a larger datagram")
     p.add_argument("--count", type=int, default=1)
+    p.add_argument("--also", nargs=2, metavar=("SRC_IP", "DST_IP"),
+                   help="send the same packet between these addresses too")
     a = p.parse_args()
 
-    pkt, v6 = build(a)
     with open(f"/sys/class/net/{a.iface}/address") as f:
         src_mac = bytes.fromhex(f.read().strip().replace(":", ""))
     dst_mac = bytes.fromhex(a.dst_mac.replace(":", ""))
-    frame = dst_mac + src_mac + struct.pack("!H", 0x86dd if v6 else 0x0800)
-    frame += pkt
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((a.iface, 0))
-    for _ in range(a.count):
-        s.send(frame)
+    pairs = [(a.src_ip, a.dst_ip)] + ([tuple(a.also)] if a.also else [])
+    for a.src_ip, a.dst_ip in pairs:
+        pkt, v6 = build(a)
+        eth = dst_mac + src_mac + struct.pack("!H", 0x86dd if v6 else 0x0800)
+        for _ in range(a.count):
+            s.send(eth + pkt)
     return 0
 
 

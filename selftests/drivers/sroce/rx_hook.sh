@@ -23,6 +23,8 @@ ip -n "$NS" link set lo up
 ip -n "$NS" addr add "$PEER4/24" dev "$B"
 ip -n "$NS" addr add "$PEER6/64" dev "$B" nodad
 sr_link_add "$DEV" "$A"
+sr_check "IPv4 GID present" sr_wait_gid "$DEV" "$IP4"
+sr_check "IPv6 GID present" sr_wait_gid "$DEV" "$IP6"
 
 command -v python3 >/dev/null || sr_skip "python3 missing"
 # send ADDR PORT NBYTES: one UDP datagram from the peer namespace.
@@ -42,7 +44,7 @@ ping -c1 -W5 "$PEER4" >/dev/null 2>&1	# resolve neighbours first
 ping -6 -c1 -W5 "$PEER6" >/dev/null 2>&1
 
 pk0=$(sr_counter "$DEV" rx_roce_packets)
-pk0b=$(sr_counter "$DEV" rx_drop_bad_pkey)
+ic0=$(sr_counter "$DEV" rx_drop_bad_icrc)
 mf0=$(sr_counter "$DEV" rx_drop_malformed)
 u0=$(unreach); u60=$(unreach6)
 
@@ -54,8 +56,8 @@ sleep 0.5
 
 sr_check "10 RoCEv2 datagrams seen by the hook" \
 	test "$(sr_counter "$DEV" rx_roce_packets)" = "$((pk0 + 10))"
-sr_check "8 zero-filled ones dropped for their P_Key of 0" \
-	test "$(sr_counter "$DEV" rx_drop_bad_pkey)" = "$((pk0b + 8))"
+sr_check "8 zero-filled ones dropped for their ICRC" \
+	test "$(sr_counter "$DEV" rx_drop_bad_icrc)" = "$((ic0 + 8))"
 sr_check "2 short ones dropped as malformed" \
 	test "$(sr_counter "$DEV" rx_drop_malformed)" = "$((mf0 + 2))"
 sr_check "the stack never saw them (no ICMP unreachable)" \
@@ -69,6 +71,18 @@ sleep 0.5
 sr_check "other UDP ports pass to the IPv4 stack" \
 	test "$(unreach)" -gt "$u0"
 sr_check "and to the IPv6 stack" test "$(unreach6)" -gt "$u60"
+# RoCEv2 for an address that is local but not one of the device's GIDs
+# (here on a dummy netdev) is not the device's business.
+OTHER=198.19.$N.9
+ip link add "sr${SR_TAG}d" type dummy && sr_on_exit "ip link del sr${SR_TAG}d"
+ip link set "sr${SR_TAG}d" up
+ip addr add "$OTHER/32" dev "sr${SR_TAG}d"
+ip -n "$NS" route add "$OTHER/32" via "$IP4"
+u2=$(unreach)
+send "$OTHER" 4791 64
+sleep 0.5
+sr_check "RoCEv2 for a non-GID local address goes to the stack" \
+	test "$(unreach)" -gt "$u2"
 sr_check "ping still works across the bound netdev" \
 	ping -c1 -W5 "$PEER4" >/dev/null
 sr_check "hook counted nothing extra" \

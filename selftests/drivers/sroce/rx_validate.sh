@@ -25,6 +25,8 @@ ip addr add "$IP4/24" dev "$A"
 ip addr add "$IP6/64" dev "$A" nodad
 sr_link_add "$DEV" "$A"
 MAC=$(cat "/sys/class/net/$A/address")
+sr_wait_gid "$DEV" "$IP4" || sr_fail "IPv4 GID never appeared"
+sr_wait_gid "$DEV" "$IP6" || sr_fail "IPv6 GID never appeared"
 
 COUNTERS="rx_roce_packets rx_drop_malformed rx_drop_bad_opcode rx_drop_bad_pkey rx_drop_bad_icrc rx_drop_no_qp"
 snapshot() {
@@ -39,10 +41,8 @@ expect() {
 	local want=$1 desc=$2 before after c b a ok=1
 	shift 3
 	before=$(snapshot)
-	ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" "$@" ||
-		ok=0
-	ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER6" "$IP6" "$@" ||
-		ok=0
+	ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" \
+		--also "$PEER6" "$IP6" "$@" || ok=0
 	sleep 0.2
 	after=$(snapshot)
 	for c in $COUNTERS; do
@@ -84,6 +84,8 @@ expect rx_drop_bad_pkey "P_Key 0x1234" -- --pkey 0x1234
 expect rx_drop_malformed "transport version 1" -- --tver 1
 expect rx_drop_malformed "payload on a READ_REQUEST" -- --opcode 0x0c
 expect rx_drop_malformed "pad on an ACK" -- --opcode 0x11 --payload 0 --pad 2
+expect rx_drop_malformed "payload plus pad not a multiple of 4" -- \
+	--payload 61
 expect rx_drop_malformed "pad longer than the data" -- --payload 0 --pad 3 \
 	--pad-bytes 0
 expect rx_drop_malformed "RETH cut short" -- --opcode 0x0a --payload 0 \
@@ -101,6 +103,12 @@ ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" --bad-ip-csum
 sleep 0.2
 sr_check "IPv4 header checksum wrong -> rx_drop_malformed" \
 	test "$(sr_counter "$DEV" rx_drop_malformed)" = $((before + 1))
+
+# Fragments are the IP stack's business, whatever their ports.
+before=$(snapshot)
+ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" --more-frags
+sleep 0.2
+sr_check "IPv4 fragment left to the stack" test "$(snapshot)" = "$before"
 
 # A burst: every frame is accounted for, none lost or double counted.
 before=$(sr_counter "$DEV" rx_drop_no_qp)

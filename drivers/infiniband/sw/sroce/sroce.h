@@ -47,6 +47,7 @@
  * @SROCE_CNT_RX_DROP_BAD_ICRC: dropped: invariant CRC mismatch
  * @SROCE_CNT_RX_DROP_NO_QP: dropped: valid, but no queue pair to take it
  * @SROCE_CNT_PORT_EVENTS: port state changes dispatched to consumers
+ * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
 	SROCE_CNT_RX_ROCE_PACKETS,
@@ -78,10 +79,14 @@ enum sroce_dev_state {
  * @ibdev: the core's device; must stay first (ib_alloc_device)
  * @ndev: the bound netdev, referenced for as long as @ibdev exists
  * @ndev_tracker: reference tracker for @ndev
- * @list: entry in the module's device list (sroce_dev_list)
+ * @list: entry in the module's device list, which holds a reference
+ * @dead: sroce_dealloc_driver() has run; under the device list lock
+ * @unreg_work: unregisters the device after its netdev went away
  * @state: see enum sroce_dev_state; written under RTNL
  * @rx_attached: our rx_handler is installed on @ndev; written under RTNL
  * @last_port_state: port state last reported with an event; under RTNL
+ * @active_speed: IB speed for the netdev's link speed; written under RTNL
+ * @active_width: IB width to go with @active_speed
  * @pd_ida: allocator of protection domain numbers, bounds the PD count
  * @mr_xa: memory regions by key index (key >> 8), bounds the MR count
  * @mr_gen: generation for the low byte of new memory keys
@@ -92,9 +97,13 @@ struct sroce_dev {
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	struct list_head list;
+	bool dead;
+	struct work_struct unreg_work;
 	enum sroce_dev_state state;
 	bool rx_attached;
 	enum ib_port_state last_port_state;
+	u16 active_speed;
+	u8 active_width;
 	struct ida pd_ida;
 	struct xarray mr_xa;
 	atomic_t mr_gen;
@@ -181,9 +190,11 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 enum ib_port_state sroce_port_state(struct net_device *ndev);
 enum ib_mtu sroce_active_mtu(struct net_device *ndev);
 enum ib_mtu sroce_max_mtu(struct net_device *ndev);
+u8 sroce_phys_state(struct net_device *ndev);
 int sroce_net_attach(struct sroce_dev *sdev);
 void sroce_net_detach(struct sroce_dev *sdev);
 struct sroce_dev *sroce_dev_from_netdev_rtnl(struct net_device *ndev);
+void sroce_port_sync_rtnl(struct sroce_dev *sdev);
 int sroce_net_init(void);
 void sroce_net_exit(void);
 

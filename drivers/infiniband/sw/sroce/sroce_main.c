@@ -7,34 +7,40 @@
  *
  * Who tears a device down:
  *  - "rdma link del" and module unload call ib_unregister_device();
- *  - NETDEV_UNREGISTER queues ib_unregister_device_queued() because the
+ *  - NETDEV_UNREGISTER queues sroce_unreg_work on sroce_wq, because the
  *    notifier runs under RTNL and unregistration may need it;
  *  - in every case the core then calls sroce_dealloc_driver(), the one
  *    place that releases what sroce_newlink() acquired.
+ *
+ * Module unload must not finish while another thread still runs our code
+ * for a device. The device list therefore holds a reference on every
+ * device until module exit or the next "rdma link add" reaps it with
+ * ib_unregister_device(), which waits on the core's unregistration lock
+ * until any concurrent sroce_dealloc_driver() has returned; sroce_wq is
+ * drained before the module goes.
  */
 #include <linux/if_arp.h>
 #include <linux/module.h>
+#include <linux/workqueue.h>
 #include <net/addrconf.h>
 #include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
 
-/* Every device of this module; ib_unregister_driver() cannot be used
- * because out-of-tree drivers share RDMA_DRIVER_UNKNOWN.
+/*
+ * Every device of this module, live or already deallocated; see above.
+ * ib_unregister_driver() cannot be used because out-of-tree drivers share
+ * RDMA_DRIVER_UNKNOWN.
  */
 static LIST_HEAD(sroce_dev_list);
 static DEFINE_MUTEX(sroce_dev_list_lock);
+static struct workqueue_struct *sroce_wq;
 
 static void sroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
 	sroce_net_detach(sdev);
-
-	mutex_lock(&sroce_dev_list_lock);
-	list_del_init(&sdev->list);
-	mutex_unlock(&sroce_dev_list_lock);
-
 	ida_destroy(&sdev->pd_ida);
 	/* The core destroyed every user object before calling us. */
 	WARN_ON(!xa_empty(&sdev->mr_xa));
@@ -43,6 +49,19 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	sdev->counters = NULL;
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
 	sdev->ndev = NULL;
+
+	mutex_lock(&sroce_dev_list_lock);
+	sdev->dead = true;
+	mutex_unlock(&sroce_dev_list_lock);
+}
+
+static void sroce_unreg_work(struct work_struct *work)
+{
+	struct sroce_dev *sdev = container_of(work, struct sroce_dev,
+					      unreg_work);
+
+	ib_unregister_device(&sdev->ibdev);
+	put_device(&sdev->ibdev.dev);
 }
 
 /**
@@ -56,14 +75,44 @@ void sroce_dev_netdev_gone(struct sroce_dev *sdev)
 	ASSERT_RTNL();
 	switch (sdev->state) {
 	case SROCE_DEV_LIVE:
-		ib_unregister_device_queued(&sdev->ibdev);
+		/*
+		 * ib_unregister_device() copes with a device that "rdma link
+		 * del" is already removing, where the core's queued variant
+		 * would warn.
+		 */
+		get_device(&sdev->ibdev.dev);
+		if (!queue_work(sroce_wq, &sdev->unreg_work))
+			put_device(&sdev->ibdev.dev);
 		break;
 	case SROCE_DEV_NEW:
 		/* sroce_newlink() sees this and unregisters. */
-		sdev->state = SROCE_DEV_NETDEV_GONE;
+		WRITE_ONCE(sdev->state, SROCE_DEV_NETDEV_GONE);
 		break;
 	case SROCE_DEV_NETDEV_GONE:
 		break;
+	}
+}
+
+/*
+ * Drop the list's hold on devices whose teardown has finished, or on every
+ * device when @all. ib_unregister_device() unregisters a live device and,
+ * for one being torn down elsewhere, returns only after that is done.
+ */
+static void sroce_reap_devices(bool all)
+{
+	struct sroce_dev *sdev, *tmp;
+	LIST_HEAD(reap);
+
+	mutex_lock(&sroce_dev_list_lock);
+	list_for_each_entry_safe(sdev, tmp, &sroce_dev_list, list)
+		if (all || sdev->dead)
+			list_move_tail(&sdev->list, &reap);
+	mutex_unlock(&sroce_dev_list_lock);
+
+	list_for_each_entry_safe(sdev, tmp, &reap, list) {
+		list_del_init(&sdev->list);
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
 	}
 }
 
@@ -108,7 +157,8 @@ static bool sroce_netdev_is_ethernet(struct net_device *ndev)
  *
  * Return: 0, or -EINVAL for a netdev that is not Ethernet, -EEXIST when the
  * netdev is already bound to sroce, -EBUSY when another driver owns its
- * receive hook, or an error from the rdma core.
+ * receive hook or another RDMA device is bound to it, -ENODEV when the
+ * netdev went away during registration, or an error from the rdma core.
  */
 static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {
@@ -141,6 +191,8 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		return -EBUSY;
 	}
 
+	sroce_reap_devices(false);
+
 	sdev = ib_alloc_device(sroce_dev, ibdev);
 	if (!sdev)
 		return -ENOMEM;
@@ -151,6 +203,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	 */
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
 	INIT_LIST_HEAD(&sdev->list);
+	INIT_WORK(&sdev->unreg_work, sroce_unreg_work);
 	ida_init(&sdev->pd_ida);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	sdev->state = SROCE_DEV_NEW;
@@ -183,36 +236,38 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 		else if (err == -EBUSY)
 			pr_info_ratelimited("sroce: %s has another receive handler (bridge, bond or macvlan port?)\n",
 					    netdev_name(ndev));
+		else
+			pr_info_ratelimited("sroce: cannot attach to %s: %d\n",
+					    netdev_name(ndev), err);
 		goto err_dealloc;
 	}
 
+	err = ib_register_device(ibdev, ibdev_name, NULL);
+	if (err)
+		goto err_dealloc;
+
+	/*
+	 * From here "rdma link del" may tear the device down at any time;
+	 * the list's reference keeps the memory until the list drops it.
+	 */
+	get_device(&ibdev->dev);
 	mutex_lock(&sroce_dev_list_lock);
 	list_add_tail(&sdev->list, &sroce_dev_list);
 	mutex_unlock(&sroce_dev_list_lock);
 
-	/*
-	 * Once registered, "rdma link del" may free the device at any time;
-	 * pin the memory until we are done looking at it.
-	 */
-	get_device(&ibdev->dev);
-	err = ib_register_device(ibdev, ibdev_name, NULL);
-	if (err) {
-		put_device(&ibdev->dev);
-		goto err_dealloc;
-	}
-
 	rtnl_lock();
 	netdev_gone = sdev->state == SROCE_DEV_NETDEV_GONE;
-	if (!netdev_gone)
-		sdev->state = SROCE_DEV_LIVE;
+	if (!netdev_gone) {
+		WRITE_ONCE(sdev->state, SROCE_DEV_LIVE);
+		sroce_port_sync_rtnl(sdev);
+	}
 	rtnl_unlock();
 
 	if (netdev_gone) {
 		ib_unregister_device(ibdev);
-		err = -ENODEV;
+		return -ENODEV;
 	}
-	put_device(&ibdev->dev);
-	return err;
+	return 0;
 
 err_dealloc:
 	ib_dealloc_device(ibdev);
@@ -224,38 +279,18 @@ static struct rdma_link_ops sroce_link_ops = {
 	.newlink = sroce_newlink,
 };
 
-/* Unregister every device; each leaves the list in sroce_dealloc_driver(). */
-static void sroce_unregister_all(void)
-{
-	struct sroce_dev *sdev;
-
-	mutex_lock(&sroce_dev_list_lock);
-	while ((sdev = list_first_entry_or_null(&sroce_dev_list,
-						struct sroce_dev, list))) {
-		get_device(&sdev->ibdev.dev);
-		mutex_unlock(&sroce_dev_list_lock);
-
-		/* Also waits for a queued unregistration of this device. */
-		ib_unregister_device(&sdev->ibdev);
-
-		mutex_lock(&sroce_dev_list_lock);
-		/* Impossible by the state rules; never loop forever. */
-		if (WARN_ON(!list_empty(&sdev->list)))
-			list_del_init(&sdev->list);
-		mutex_unlock(&sroce_dev_list_lock);
-		put_device(&sdev->ibdev.dev);
-		mutex_lock(&sroce_dev_list_lock);
-	}
-	mutex_unlock(&sroce_dev_list_lock);
-}
-
 static int __init sroce_init(void)
 {
 	int err;
 
+	sroce_wq = alloc_workqueue("sroce", WQ_UNBOUND, 0);
+	if (!sroce_wq)
+		return -ENOMEM;
 	err = sroce_net_init();
-	if (err)
+	if (err) {
+		destroy_workqueue(sroce_wq);
 		return err;
+	}
 	rdma_link_register(&sroce_link_ops);
 	return 0;
 }
@@ -264,8 +299,10 @@ static void __exit sroce_exit(void)
 {
 	/* Waits for in-flight "rdma link add" calls; no new ones start. */
 	rdma_link_unregister(&sroce_link_ops);
-	sroce_unregister_all();
+	sroce_reap_devices(true);
+	/* No device has our rx_handler now, so no new unregister work. */
 	sroce_net_exit();
+	destroy_workqueue(sroce_wq);
 }
 
 module_init(sroce_init);

@@ -11,10 +11,15 @@
  * takes only UDP/4791 packets addressed to this host and passes everything
  * else on untouched.
  */
+#include <linux/ethtool.h>
 #include <linux/if_arp.h>
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
 
 #include "sroce.h"
 #include "sroce_hdr.h"
@@ -25,8 +30,9 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb);
  * sroce_port_state() - port state implied by a netdev.
  * @ndev: the bound netdev
  *
- * The port is active when the netdev is up, has carrier and its MTU leaves
- * room for at least a 256-byte IB MTU after the RoCEv2 headers.
+ * Return: IB_PORT_ACTIVE when the netdev is up, has carrier and its MTU
+ * leaves room for at least a 256-byte IB MTU after the RoCEv2 headers;
+ * IB_PORT_DOWN otherwise.
  */
 enum ib_port_state sroce_port_state(struct net_device *ndev)
 {
@@ -50,18 +56,78 @@ enum ib_mtu sroce_active_mtu(struct net_device *ndev)
 
 enum ib_mtu sroce_max_mtu(struct net_device *ndev)
 {
-	return sroce_mtu_from_netdev_mtu(READ_ONCE(ndev->max_mtu));
+	unsigned int max = READ_ONCE(ndev->max_mtu);
+
+	/* A max_mtu of 0 means the netdev sets no upper limit. */
+	return max ? sroce_mtu_from_netdev_mtu(max) : IB_MTU_4096;
+}
+
+/* IBA physical port state: down, waiting for a link, or up. */
+u8 sroce_phys_state(struct net_device *ndev)
+{
+	if (!netif_running(ndev))
+		return IB_PORT_PHYS_STATE_DISABLED;
+	if (!netif_carrier_ok(ndev))
+		return IB_PORT_PHYS_STATE_POLLING;
+	return IB_PORT_PHYS_STATE_LINK_UP;
+}
+
+/*
+ * Map the netdev's link speed to an IB speed and width once per link
+ * change, under RTNL, so that query_port neither takes RTNL nor logs.
+ */
+static void sroce_update_speed_rtnl(struct sroce_dev *sdev)
+{
+	struct ethtool_link_ksettings ks = {};
+	u32 mbps = 0;
+	u16 speed;
+	u8 width = IB_WIDTH_1X;
+
+	ASSERT_RTNL();
+	if (!__ethtool_get_link_ksettings(sdev->ndev, &ks) &&
+	    ks.base.speed != (u32)SPEED_UNKNOWN)
+		mbps = ks.base.speed;
+
+	if (mbps <= 2500) {
+		speed = IB_SPEED_SDR;
+	} else if (mbps <= 5000) {
+		speed = IB_SPEED_DDR;
+	} else if (mbps <= 10000) {
+		speed = IB_SPEED_FDR10;
+	} else if (mbps <= 14000) {
+		speed = IB_SPEED_FDR;
+	} else if (mbps <= 25000) {
+		speed = IB_SPEED_EDR;
+	} else if (mbps <= 50000) {
+		speed = IB_SPEED_HDR;
+	} else if (mbps <= 100000) {
+		speed = IB_SPEED_EDR;
+		width = IB_WIDTH_4X;
+	} else if (mbps <= 200000) {
+		speed = IB_SPEED_HDR;
+		width = IB_WIDTH_4X;
+	} else {
+		speed = IB_SPEED_NDR;
+		width = IB_WIDTH_4X;
+	}
+	WRITE_ONCE(sdev->active_speed, speed);
+	WRITE_ONCE(sdev->active_width, width);
 }
 
 /*
  * Classify without touching the skb: it may still be shared with taps, and
- * most packets on the netdev are not ours.
+ * most packets on the netdev are not ours. Ours are unfragmented UDP to
+ * port 4791 whose destination address is a GID of the device; anything
+ * else, including RoCE traffic this host merely routes, goes to the stack.
  */
-static bool sroce_is_roce_packet(const struct sk_buff *skb)
+static bool sroce_is_roce_packet(struct sroce_dev *sdev,
+				 const struct sk_buff *skb)
 {
+	const struct ib_gid_attr *gid_attr;
 	const struct udphdr *uh;
 	struct udphdr _uh;
 	unsigned int l4off;
+	union ib_gid dgid;
 
 	if (skb->protocol == htons(ETH_P_IP)) {
 		const struct iphdr *iph;
@@ -69,9 +135,10 @@ static bool sroce_is_roce_packet(const struct sk_buff *skb)
 
 		iph = skb_header_pointer(skb, 0, sizeof(_iph), &_iph);
 		if (!iph || iph->version != 4 || iph->ihl < 5 ||
-		    iph->protocol != IPPROTO_UDP)
+		    iph->protocol != IPPROTO_UDP || ip_is_fragment(iph))
 			return false;
 		l4off = iph->ihl * 4;
+		ipv6_addr_set_v4mapped(iph->daddr, (struct in6_addr *)&dgid);
 	} else if (skb->protocol == htons(ETH_P_IPV6)) {
 		const struct ipv6hdr *ip6h;
 		struct ipv6hdr _ip6h;
@@ -81,29 +148,49 @@ static bool sroce_is_roce_packet(const struct sk_buff *skb)
 		    ip6h->nexthdr != IPPROTO_UDP)
 			return false;
 		l4off = sizeof(*ip6h);
+		memcpy(&dgid, &ip6h->daddr, sizeof(dgid));
 	} else {
 		return false;
 	}
 
 	uh = skb_header_pointer(skb, l4off, sizeof(_uh), &_uh);
-	return uh && uh->dest == htons(SROCE_UDP_PORT);
+	if (!uh || uh->dest != htons(SROCE_UDP_PORT))
+		return false;
+
+	/* The GID table exists from registration on. */
+	if (READ_ONCE(sdev->state) != SROCE_DEV_LIVE)
+		return false;
+	gid_attr = rdma_find_gid_by_port(&sdev->ibdev, &dgid,
+					 IB_GID_TYPE_ROCE_UDP_ENCAP,
+					 SROCE_PORT, skb->dev);
+	if (IS_ERR(gid_attr))
+		return false;
+	rdma_put_gid_attr(gid_attr);
+	return true;
 }
 
 static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 {
 	struct sk_buff *skb = *pskb;
-	struct sroce_dev *sdev;
+	struct sroce_dev *sdev = rcu_dereference(skb->dev->rx_handler_data);
 
-	if (skb->pkt_type != PACKET_HOST || !sroce_is_roce_packet(skb))
+	/*
+	 * VLAN frames reach the lower device's handler when no VLAN device
+	 * claims their VID; they are not ours (priority tags, VID 0, are).
+	 */
+	if (skb->pkt_type != PACKET_HOST ||
+	    (skb_vlan_tag_present(skb) && skb_vlan_tag_get_id(skb)) ||
+	    !sroce_is_roce_packet(sdev, skb))
 		return RX_HANDLER_PASS;
 
-	sdev = rcu_dereference(skb->dev->rx_handler_data);
 	sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
 
 	/* From here on the packet is ours to modify and to free. */
 	skb = skb_share_check(skb, GFP_ATOMIC);
-	if (!skb)
+	if (!skb) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
 		return RX_HANDLER_CONSUMED;
+	}
 	skb_reset_network_header(skb);
 	sroce_rcv(sdev, skb);
 	return RX_HANDLER_CONSUMED;
@@ -116,6 +203,7 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
  * The rx_handler doubles as the binding: a netdev is bound to sroce exactly
  * when our handler is installed on it, which also makes binding exclusive.
  * Context: RTNL held.
+ * Return: the device, or NULL when the netdev is not bound to sroce.
  */
 struct sroce_dev *sroce_dev_from_netdev_rtnl(struct net_device *ndev)
 {
@@ -128,9 +216,10 @@ struct sroce_dev *sroce_dev_from_netdev_rtnl(struct net_device *ndev)
  * sroce_net_attach() - bind a new device to its netdev.
  * @sdev: device whose @ndev is set
  *
- * Fails with -EEXIST when the netdev is already bound to sroce, -EBUSY when
- * another subsystem (bridge, bond, macvlan...) owns its receive hook, and
- * -ENODEV when the netdev is going away.
+ * Return: 0; -EEXIST when the netdev is already bound to sroce, -EBUSY when
+ * another subsystem (bridge, bond, macvlan...) owns its receive hook,
+ * -EINVAL when the netdev refuses receive hooks (ipvlan, VRF), -ENODEV when
+ * the netdev is going away.
  */
 int sroce_net_attach(struct sroce_dev *sdev)
 {
@@ -151,6 +240,7 @@ int sroce_net_attach(struct sroce_dev *sdev)
 		goto out;
 	sdev->rx_attached = true;
 	sdev->last_port_state = sroce_port_state(ndev);
+	sroce_update_speed_rtnl(sdev);
 out:
 	rtnl_unlock();
 	return err;
@@ -182,15 +272,39 @@ static void sroce_port_update(struct sroce_dev *sdev)
 		.element.port_num = SROCE_PORT,
 	};
 
+	sroce_update_speed_rtnl(sdev);
 	if (state == sdev->last_port_state)
 		return;
 	sdev->last_port_state = state;
-	if (sdev->state != SROCE_DEV_LIVE)
+	/*
+	 * The registration reference makes unregistration wait for us, and
+	 * so flush the core's event work we queue, before the device goes.
+	 */
+	if (sdev->state != SROCE_DEV_LIVE || !ib_device_try_get(&sdev->ibdev))
 		return;
 	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
 					     IB_EVENT_PORT_ERR;
 	sroce_count(sdev, SROCE_CNT_PORT_EVENTS);
 	ib_dispatch_event(&ev);
+	ib_device_put(&sdev->ibdev);
+}
+
+/**
+ * sroce_port_sync_rtnl() - report a state change missed during registration.
+ * @sdev: device that just became live
+ *
+ * The core caches the port state when it sets the device up; a netdev
+ * change between then and going live raised no event.
+ * Context: RTNL held.
+ */
+void sroce_port_sync_rtnl(struct sroce_dev *sdev)
+{
+	enum ib_port_state cached;
+
+	ASSERT_RTNL();
+	if (!ib_get_cached_port_state(&sdev->ibdev, SROCE_PORT, &cached))
+		sdev->last_port_state = cached;
+	sroce_port_update(sdev);
 }
 
 static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,

@@ -16,7 +16,7 @@
 /*
  * Pull the IP and UDP headers into the linear area and check that the IP,
  * UDP and skb lengths agree. Trailing bytes beyond the IP length (Ethernet
- * padding) are trimmed. Fragments are refused: RoCEv2 is sent with DF.
+ * padding) are trimmed. The rx handler already left fragments to the stack.
  */
 static bool sroce_rcv_ip_udp(struct sk_buff *skb, unsigned int *l4off,
 			     unsigned int *ulen)
@@ -33,7 +33,7 @@ static bool sroce_rcv_ip_udp(struct sk_buff *skb, unsigned int *l4off,
 		if (iph->ihl < 5 || !pskb_may_pull(skb, iph->ihl * 4))
 			return false;
 		iph = ip_hdr(skb);
-		if (ip_fast_csum(iph, iph->ihl) || ip_is_fragment(iph))
+		if (ip_fast_csum(iph, iph->ihl))
 			return false;
 		*l4off = iph->ihl * 4;
 		l3len = ntohs(iph->tot_len);
@@ -70,14 +70,26 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 	const struct sroce_bth *bth;
 	__le32 wire_icrc;
 
-	if (!sroce_rcv_ip_udp(skb, &l4off, &ulen)) {
+	/*
+	 * UDP GRO (forwarding or fraglist) would hand us several packets as
+	 * one; sroce has no use for merged packets, so they count as damage.
+	 */
+	if (skb_is_gso(skb) || !sroce_rcv_ip_udp(skb, &l4off, &ulen)) {
 		drop = SROCE_CNT_RX_DROP_MALFORMED;
 		goto drop;
 	}
 	bth_off = l4off + sizeof(struct udphdr);
-	bth = (const struct sroce_bth *)(skb->data + bth_off);
 	/* UDP payload without the UDP header: BTH ... ICRC. */
 	ulen -= sizeof(struct udphdr);
+
+	/* Integrity first, so damage is not counted as a protocol error. */
+	icrc_off = bth_off + ulen - SROCE_ICRC_BYTES;
+	if (skb_copy_bits(skb, icrc_off, &wire_icrc, sizeof(wire_icrc)) ||
+	    wire_icrc != sroce_icrc(skb, bth_off, icrc_off)) {
+		drop = SROCE_CNT_RX_DROP_BAD_ICRC;
+		goto drop;
+	}
+	bth = (const struct sroce_bth *)(skb->data + bth_off);
 
 	if (bth->flags & SROCE_BTH_TVER_MASK) {
 		drop = SROCE_CNT_RX_DROP_MALFORMED;
@@ -89,7 +101,8 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 		goto drop;
 	}
 	pad = (bth->flags & SROCE_BTH_PAD_MASK) >> SROCE_BTH_PAD_SHIFT;
-	if (ulen < info->hdr_len + pad + SROCE_ICRC_BYTES) {
+	/* Headers, payload and pad fill whole 4-byte words (IBA 9.2.2). */
+	if (ulen < info->hdr_len + pad + SROCE_ICRC_BYTES || ulen % 4) {
 		drop = SROCE_CNT_RX_DROP_MALFORMED;
 		goto drop;
 	}
@@ -104,11 +117,9 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 		drop = SROCE_CNT_RX_DROP_BAD_PKEY;
 		goto drop;
 	}
-
-	icrc_off = bth_off + ulen - SROCE_ICRC_BYTES;
-	if (skb_copy_bits(skb, icrc_off, &wire_icrc, sizeof(wire_icrc)) ||
-	    wire_icrc != sroce_icrc(skb, bth_off, icrc_off)) {
-		drop = SROCE_CNT_RX_DROP_BAD_ICRC;
+	/* Later stages read the extension headers from the linear area. */
+	if (!pskb_may_pull(skb, bth_off + info->hdr_len)) {
+		drop = SROCE_CNT_RX_DROP_MALFORMED;
 		goto drop;
 	}
 

@@ -13,8 +13,8 @@
 int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata)
 {
-	/* No driver-specific query input or output is defined. */
-	if (udata && (udata->inlen || udata->outlen))
+	/* No driver-specific input is defined; output room is left alone. */
+	if (udata && udata->inlen)
 		return -EINVAL;
 
 	memset(attr, 0, sizeof(*attr));
@@ -50,9 +50,7 @@ int sroce_query_port(struct ib_device *ibdev, u32 port,
 
 	/* The core zeroes @attr before calling us. */
 	attr->state = sroce_port_state(ndev);
-	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
-			   IB_PORT_PHYS_STATE_LINK_UP :
-			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->phys_state = sroce_phys_state(ndev);
 	attr->max_mtu = sroce_max_mtu(ndev);
 	attr->active_mtu = sroce_active_mtu(ndev);
 	if (attr->active_mtu > attr->max_mtu)
@@ -73,12 +71,8 @@ int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->subnet_timeout = 0;
 	attr->init_type_reply = 0;
 
-	/* Fails while the netdev is going away; the port is down then. */
-	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
-			     &attr->active_width)) {
-		attr->active_speed = IB_SPEED_SDR;
-		attr->active_width = IB_WIDTH_1X;
-	}
+	attr->active_speed = READ_ONCE(sdev->active_speed);
+	attr->active_width = READ_ONCE(sdev->active_width);
 	return 0;
 }
 
