@@ -134,12 +134,17 @@ static int sroce_dereg_mr(struct verbs_mr *vmr)
 
 static const struct verbs_context_ops sroce_ctx_ops = {
 	.alloc_pd = sroce_alloc_pd,
+	.create_cq = sroce_create_cq,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dereg_mr = sroce_dereg_mr,
+	.destroy_cq = sroce_destroy_cq,
 	.free_context = sroce_free_context,
+	.poll_cq = sroce_poll_cq,
 	.query_device_ex = sroce_query_device_ex,
 	.query_port = sroce_query_port,
 	.reg_mr = sroce_reg_mr,
+	.req_notify_cq = sroce_req_notify_cq,
+	.resize_cq = sroce_resize_cq,
 };
 
 static struct verbs_context *sroce_alloc_context(struct ibv_device *ibdev,

@@ -13,6 +13,7 @@
  */
 #include "ibverbs-provider.h"
 
+#include <pthread.h>
 #include <rdma/sroce-abi.h>
 
 /*
@@ -23,6 +24,34 @@ DECLARE_DRV_CMD(usroce_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
 		empty, sroce_alloc_ucontext_resp);
 DECLARE_DRV_CMD(usroce_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
 		empty, sroce_alloc_pd_resp);
+
+DECLARE_DRV_CMD(usroce_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		empty, sroce_create_cq_resp);
+DECLARE_DRV_CMD(usroce_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		empty, sroce_resize_cq_resp);
+
+/*
+ * A completion queue: the ring the kernel fills, mapped from the context's
+ * command fd. Polling takes the lock only against resize and other pollers.
+ */
+struct sroce_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	struct sroce_ring_hdr *hdr;
+	struct sroce_cqe *cqes;
+	uint32_t mask;
+	uint32_t cons;		/* our copy; published to hdr->cons */
+	void *map;
+	size_t map_len;
+};
+
+struct ibv_cq *sroce_create_cq(struct ibv_context *ctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector);
+int sroce_destroy_cq(struct ibv_cq *ibcq);
+int sroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+int sroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int sroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 
 struct sroce_device {
 	struct verbs_device vdev;

@@ -47,4 +47,61 @@ struct sroce_alloc_pd_resp {
 	__u32 reserved;
 };
 
+/*
+ * Shared rings. A ring is one mapping: a header page, then a power-of-two
+ * number of fixed-size entries. The producer owns prod and the consumer
+ * owns cons; each sits on its own cache line so the two sides never write
+ * the same line. Indices run freely and wrap at 2^32; the entry of index i
+ * is i & (num_entries - 1). The kernel never trusts an index it reads from
+ * a mapping: it masks it and checks it against what it produced.
+ */
+#define SROCE_RING_HDR_SIZE	4096
+
+struct sroce_ring_hdr {
+	__u32 prod;		/* next index the producer will fill */
+	__u32 reserved0[15];
+	__u32 cons;		/* next index the consumer will read */
+	__u32 reserved1[15];
+};
+
+/*
+ * A completion as the kernel writes it into a CQ ring. Values are those of
+ * the verbs API: status is enum ibv_wc_status, opcode enum ibv_wc_opcode,
+ * wc_flags enum ibv_wc_flags; ex is the immediate data (big-endian, as on
+ * the wire) or the invalidated rkey.
+ */
+struct sroce_cqe {
+	__aligned_u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 ex;
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 wc_flags;
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 port_num;
+	__u8 reserved;
+	__u32 reserved2;
+};
+
+/* Response to ibv_create_cq / ibv_resize_cq: where the CQ ring is. */
+struct sroce_create_cq_resp {
+	__aligned_u64 mmap_offset;	/* pass to mmap() on the context fd */
+	__aligned_u64 mmap_length;	/* header page plus entries */
+	__u32 num_entries;		/* ring entries, a power of two */
+	__u32 reserved;
+};
+
+struct sroce_resize_cq_resp {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_length;
+	__u32 num_entries;
+	__u32 reserved;
+};
+
 #endif /* SROCE_ABI_USER_H */

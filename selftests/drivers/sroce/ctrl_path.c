@@ -110,8 +110,9 @@ TEST_F(dev, device_attrs)
 	/* Honest limits: objects that cannot be created are not offered. */
 	EXPECT_EQ(1 << 18, a->max_mr);
 	EXPECT_EQ(1ULL << 34, a->max_mr_size);
+	EXPECT_EQ(1 << 14, a->max_cq);
+	EXPECT_EQ(1 << 20, a->max_cqe);
 	EXPECT_EQ(0, a->max_qp);
-	EXPECT_EQ(0, a->max_cq);
 	EXPECT_EQ(0, a->max_srq);
 	EXPECT_EQ(0, a->max_ah);
 	EXPECT_EQ(0, a->max_mw);
@@ -377,17 +378,24 @@ TEST_F(dev, unimplemented_verbs_eopnotsupp)
 {
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_create_cq cmd;
+		struct ib_uverbs_create_srq cmd;
 	} req = {
-		.hdr.command = IB_USER_VERBS_CMD_CREATE_CQ,
+		.hdr.command = IB_USER_VERBS_CMD_CREATE_SRQ,
 		.hdr.in_words = sizeof(req) / 4,
-		.hdr.out_words = sizeof(struct ib_uverbs_create_cq_resp) / 4,
-		.cmd.cqe = 16,
-		.cmd.comp_vector = 0,
-		.cmd.comp_channel = -1,
+		.hdr.out_words = sizeof(struct ib_uverbs_create_srq_resp) / 4,
+		.cmd.max_wr = 16,
+		.cmd.max_sge = 1,
 	};
-	struct ib_uverbs_create_cq_resp resp;
+	struct ib_uverbs_create_srq_resp resp;
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 16,
+						     .max_sge = 1 } };
+	struct ibv_qp_init_attr qattr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
 	struct ibv_pd *pd;
+	struct ibv_cq *cq;
 
 	req.cmd.response = (uintptr_t)&resp;
 	/* The kernel itself refuses, whatever the provider does. */
@@ -395,14 +403,22 @@ TEST_F(dev, unimplemented_verbs_eopnotsupp)
 	EXPECT_EQ(EOPNOTSUPP, errno);
 
 	/* And through libibverbs. */
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_cq(self->d.ctx, 16, NULL, NULL, 0));
-	EXPECT_EQ(EOPNOTSUPP, errno);
 	pd = ibv_alloc_pd(self->d.ctx);
 	ASSERT_NE(NULL, pd);
+	cq = ibv_create_cq(self->d.ctx, 4, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	qattr.send_cq = cq;
+	qattr.recv_cq = cq;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp(pd, &qattr));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_srq(pd, &sattr));
+	EXPECT_EQ(EOPNOTSUPP, errno);
 	errno = 0;
 	EXPECT_EQ(NULL, ibv_alloc_mw(pd, IBV_MW_TYPE_1));
 	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
 	EXPECT_EQ(0, ibv_dealloc_pd(pd));
 }
 

@@ -26,6 +26,8 @@
 #define SROCE_PORT		1
 #define SROCE_MAX_PD		BIT(16)
 #define SROCE_MAX_MR		BIT(18)
+#define SROCE_MAX_CQ		BIT(14)
+#define SROCE_MAX_CQE		BIT(20)
 /* One page pointer per page: 16 GiB costs a 32 MiB array at most. */
 #define SROCE_MAX_MR_SIZE	BIT_ULL(34)
 #define SROCE_GID_TABLE_LEN	1024
@@ -90,6 +92,7 @@ enum sroce_dev_state {
  * @pd_ida: allocator of protection domain numbers, bounds the PD count
  * @mr_xa: memory regions by key index (key >> 8), bounds the MR count
  * @mr_gen: generation for the low byte of new memory keys
+ * @num_cq: completion queues in existence, bounded by SROCE_MAX_CQ
  * @counters: per-CPU counters, summed on read
  */
 struct sroce_dev {
@@ -107,6 +110,7 @@ struct sroce_dev {
 	struct ida pd_ida;
 	struct xarray mr_xa;
 	atomic_t mr_gen;
+	atomic_t num_cq;
 	struct sroce_pcpu_counters __percpu *counters;
 };
 
@@ -140,6 +144,54 @@ struct sroce_mr {
 	u64 length;
 	int access;
 };
+
+/**
+ * struct sroce_ring - a ring of fixed-size entries (layout: uapi header).
+ * @hdr: start of the ring memory: producer and consumer indices
+ * @entries: the entries, right after the header page
+ * @num_entries: a power of two
+ * @mask: @num_entries - 1
+ * @entry_size: bytes per entry
+ * @mmap: the user mapping's entry, NULL for kernel rings
+ * @mmap_offset: where user space maps the ring
+ * @mmap_length: bytes user space maps
+ */
+struct sroce_ring {
+	struct sroce_ring_hdr *hdr;
+	void *entries;
+	u32 num_entries;
+	u32 mask;
+	u32 entry_size;
+	struct rdma_user_mmap_entry *mmap;
+	u64 mmap_offset;
+	u64 mmap_length;
+};
+
+static inline void *sroce_ring_entry(const struct sroce_ring *ring, u32 idx)
+{
+	return ring->entries + (size_t)(idx & ring->mask) * ring->entry_size;
+}
+
+/**
+ * struct sroce_cq - a completion queue.
+ * @ibcq: the core's CQ
+ * @lock: serialises producers, arming and resizing
+ * @ring: the CQE ring
+ * @prod: the kernel's own producer index; the shared copy is output only
+ * @notify: armed event type (IB_CQ_SOLICITED or IB_CQ_NEXT_COMP), or 0
+ */
+struct sroce_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;	/* producers, arming and resize */
+	struct sroce_ring ring;
+	u32 prod;
+	u8 notify;
+};
+
+static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct sroce_cq, ibcq);
+}
 
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
 {
@@ -185,6 +237,20 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
+
+/* sroce_queue.c */
+int sroce_ring_alloc(struct sroce_ring *ring, u32 num_entries,
+		     u32 entry_size, struct ib_ucontext *uctx);
+void sroce_ring_free(struct sroce_ring *ring);
+int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void sroce_mmap_free(struct rdma_user_mmap_entry *e);
+
+/* sroce_cq.c */
+int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    sroce_create_cq_arg_t *arg);
+int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 
 /* sroce_net.c */
 enum ib_port_state sroce_port_state(struct net_device *ndev);

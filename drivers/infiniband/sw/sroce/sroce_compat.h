@@ -13,11 +13,29 @@
 #error "sroce needs Linux 6.1 or newer"
 #endif
 
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
 /*
- * 6.1 counts netdev references with the same netdev_hold()/netdev_put()
- * pair as 6.12, and the rdma core calls every op sroce implements so far
- * with the same signature in both, so nothing needs wrapping yet. The
- * create_cq/create_user_ah udata changes of 6.8+ will land here.
+ * ib_device_ops.create_cq takes the whole uverbs attribute bundle since
+ * 6.11 (NULL for kernel callers), and the driver udata before that.
  */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+typedef struct uverbs_attr_bundle sroce_create_cq_arg_t;
+
+static inline struct ib_udata *
+sroce_create_cq_udata(sroce_create_cq_arg_t *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+#else
+typedef struct ib_udata sroce_create_cq_arg_t;
+
+static inline struct ib_udata *
+sroce_create_cq_udata(sroce_create_cq_arg_t *udata)
+{
+	return udata;
+}
+#endif
 
 #endif /* SROCE_COMPAT_H */

@@ -28,13 +28,16 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	/*
-	 * Only protection domains and memory regions exist so far; every
+	 * Only protection domains, memory regions and completion queues
+	 * exist so far; every
 	 * other object limit is zero until the verbs that create those
 	 * objects are implemented.
 	 */
 	attr->max_pd = SROCE_MAX_PD;
 	attr->max_mr = SROCE_MAX_MR;
 	attr->max_mr_size = SROCE_MAX_MR_SIZE;
+	attr->max_cq = SROCE_MAX_CQ;
+	attr->max_cqe = SROCE_MAX_CQE;
 	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
 	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
@@ -123,8 +126,8 @@ void sroce_dealloc_ucontext(struct ib_ucontext *ibuctx)
 }
 
 /*
- * Nothing is mapped into user space yet, so there is nothing to revoke;
- * having the op lets device removal proceed while user contexts are open.
+ * The core zaps every mapping of the context itself; having the op lets
+ * device removal proceed while user contexts are open.
  */
 void sroce_disassociate_ucontext(struct ib_ucontext *ibuctx)
 {

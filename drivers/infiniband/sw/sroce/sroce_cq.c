@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Completion queues. A CQ is a ring of struct sroce_cqe shared with the
+ * process that owns it: the kernel produces, the provider polls without a
+ * system call. Arming for completion events goes through the kernel.
+ *
+ * Only user CQs exist for now: kernel consumers need queue pairs as well
+ * before the rdma core offers them the device.
+ */
+#include "sroce.h"
+
+static int sroce_cq_check_size(int cqe)
+{
+	return cqe < 1 || cqe > SROCE_MAX_CQE ? -EINVAL : 0;
+}
+
+static int sroce_cq_copy_resp(struct ib_udata *udata,
+			      const struct sroce_ring *ring)
+{
+	struct sroce_create_cq_resp resp = {
+		.mmap_offset = ring->mmap_offset,
+		.mmap_length = ring->mmap_length,
+		.num_entries = ring->num_entries,
+	};
+
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    sroce_create_cq_arg_t *arg)
+{
+	struct ib_udata *udata = sroce_create_cq_udata(arg);
+	struct sroce_dev *sdev = to_sdev(ibcq->device);
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_ucontext *uctx;
+	int err;
+
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	err = sroce_cq_check_size(attr->cqe);
+	if (err)
+		return err;
+	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->num_cq) > SROCE_MAX_CQ) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+
+	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+					 ibuctx);
+	spin_lock_init(&cq->lock);
+	err = sroce_ring_alloc(&cq->ring, attr->cqe, sizeof(struct sroce_cqe),
+			       &uctx->ibuctx);
+	if (err)
+		goto err_count;
+	ibcq->cqe = cq->ring.num_entries;
+
+	err = sroce_cq_copy_resp(udata, &cq->ring);
+	if (err)
+		goto err_ring;
+	return 0;
+
+err_ring:
+	sroce_ring_free(&cq->ring);
+err_count:
+	atomic_dec(&sdev->num_cq);
+	return err;
+}
+
+int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+
+	sroce_ring_free(&cq->ring);
+	atomic_dec(&to_sdev(ibcq->device)->num_cq);
+	return 0;
+}
+
+/* Entries produced and not yet consumed; a wild user index reads as 0. */
+static u32 sroce_cq_pending(struct sroce_cq *cq)
+{
+	u32 prod = cq->prod;
+	u32 pending = prod - READ_ONCE(cq->ring.hdr->cons);
+
+	return pending > cq->ring.num_entries ? 0 : pending;
+}
+
+int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	unsigned long irqflags;
+	int missed = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	/* A request for all completions overrides solicited-only. */
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && sroce_cq_pending(cq))
+		missed = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return missed;
+}
+
+/*
+ * Resize: the unconsumed entries move to the front of a new ring. The
+ * caller (the provider, under its CQ lock) does not poll meanwhile.
+ */
+int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_ring new, old;
+	struct sroce_ucontext *uctx;
+	u32 pending, cons, i;
+	int err;
+
+	if (!udata)
+		return -EOPNOTSUPP;
+	err = sroce_cq_check_size(cqe);
+	if (err)
+		return err;
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+					 ibuctx);
+	err = sroce_ring_alloc(&new, cqe, sizeof(struct sroce_cqe),
+			       &uctx->ibuctx);
+	if (err)
+		return err;
+
+	spin_lock_irq(&cq->lock);
+	pending = sroce_cq_pending(cq);
+	if (pending > new.num_entries) {
+		spin_unlock_irq(&cq->lock);
+		sroce_ring_free(&new);
+		return -EINVAL;
+	}
+	cons = cq->prod - pending;
+	for (i = 0; i < pending; i++)
+		memcpy(sroce_ring_entry(&new, i),
+		       sroce_ring_entry(&cq->ring, cons + i),
+		       sizeof(struct sroce_cqe));
+	new.hdr->prod = pending;
+	new.hdr->cons = 0;
+	old = cq->ring;
+	cq->ring = new;
+	cq->prod = pending;
+	spin_unlock_irq(&cq->lock);
+
+	err = sroce_cq_copy_resp(udata, &new);
+	if (err) {
+		/* The CQ is resized either way; the caller learns of it. */
+		sroce_ring_free(&old);
+		return err;
+	}
+	ibcq->cqe = new.num_entries;
+	sroce_ring_free(&old);
+	return 0;
+}
