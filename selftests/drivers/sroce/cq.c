@@ -174,7 +174,7 @@ static int raw_create_cq(struct ibv_context *ctx, int cqe,
 		.cmd.comp_channel = -1,
 	};
 
-	return write(ctx->cmd_fd, &req, sizeof(req)) == sizeof(req) ? 0 : -errno;
+	return uverbs_write(ctx, &req, sizeof(req));
 }
 
 static int raw_destroy_cq(struct ibv_context *ctx, __u32 handle)
@@ -191,7 +191,7 @@ static int raw_destroy_cq(struct ibv_context *ctx, __u32 handle)
 		.cmd.cq_handle = handle,
 	};
 
-	return write(ctx->cmd_fd, &req, sizeof(req)) == sizeof(req) ? 0 : -errno;
+	return uverbs_write(ctx, &req, sizeof(req));
 }
 
 static int raw_req_notify_cq(struct ibv_context *ctx, __u32 handle)
@@ -205,7 +205,7 @@ static int raw_req_notify_cq(struct ibv_context *ctx, __u32 handle)
 		.cmd.cq_handle = handle,
 	};
 
-	return write(ctx->cmd_fd, &req, sizeof(req)) == sizeof(req) ? 0 : -errno;
+	return uverbs_write(ctx, &req, sizeof(req));
 }
 
 TEST_F(cq, ring_mapping_rules)

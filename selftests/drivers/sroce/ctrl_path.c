@@ -334,8 +334,7 @@ static int raw_alloc_pd(struct ibv_context *ctx, __u64 driver_in,
 	};
 
 	memset(resp, 0, sizeof(*resp));
-	return write(ctx->cmd_fd, &req, sizeof(req)) == sizeof(req) ? 0 :
-									-errno;
+	return uverbs_write(ctx, &req, sizeof(req));
 }
 
 static int raw_dealloc_pd(struct ibv_context *ctx, __u32 handle)
@@ -349,8 +348,7 @@ static int raw_dealloc_pd(struct ibv_context *ctx, __u32 handle)
 		.cmd.pd_handle = handle,
 	};
 
-	return write(ctx->cmd_fd, &req, sizeof(req)) == sizeof(req) ? 0 :
-									-errno;
+	return uverbs_write(ctx, &req, sizeof(req));
 }
 
 TEST_F(dev, uabi_pd_response_and_input_checks)

@@ -89,6 +89,27 @@ sr_veth() {
 	ip link set "$1" up && ip link set "$2" up
 }
 
+# sr_ns_pair: the usual two-host topology, named from the test's tag.
+# Sets A (here, 198.18.N.1 and 2001:db8:N::1) and B (in netns NS, .2 and
+# ::2), with IP4/PEER4/IP6/PEER6 holding the addresses.
+sr_ns_pair() {
+	A=sr${SR_TAG}a B=sr${SR_TAG}b NS=srns${SR_TAG}
+	local n=$(( SR_TAG % 250 ))
+	IP4=198.18.$n.1 PEER4=198.18.$n.2
+	IP6=2001:db8:$n::1 PEER6=2001:db8:$n::2
+	ip netns add "$NS" || return 1
+	sr_on_exit "ip netns del $NS"
+	ip link add "$A" type veth peer name "$B" netns "$NS" || return 1
+	sr_on_exit "ip link del $A"
+	ip link set "$A" up
+	ip addr add "$IP4/24" dev "$A"
+	ip addr add "$IP6/64" dev "$A" nodad
+	ip -n "$NS" link set lo up
+	ip -n "$NS" link set "$B" up
+	ip -n "$NS" addr add "$PEER4/24" dev "$B"
+	ip -n "$NS" addr add "$PEER6/64" dev "$B" nodad
+}
+
 # sr_link_add IBDEV NETDEV: create an sroce device, removed at exit.
 sr_link_add() {
 	rdma link add "$1" type sroce netdev "$2" || return 1

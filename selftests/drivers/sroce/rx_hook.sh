@@ -7,21 +7,11 @@
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 
-A=sr${SR_TAG}a; B=sr${SR_TAG}b; DEV=sroce_h${SR_TAG}; NS=srns${SR_TAG}
+DEV=sroce_h${SR_TAG}
 N=$(( SR_TAG % 250 ))
-IP4=198.18.$N.1; PEER4=198.18.$N.2
-IP6=2001:db8:$N::1; PEER6=2001:db8:$N::2
 sr_dmesg_mark
 
-ip netns add "$NS" && sr_on_exit "ip netns del $NS"
-sr_veth "$A" "$B"
-ip link set "$B" netns "$NS"
-ip addr add "$IP4/24" dev "$A"
-ip addr add "$IP6/64" dev "$A" nodad
-ip -n "$NS" link set "$B" up
-ip -n "$NS" link set lo up
-ip -n "$NS" addr add "$PEER4/24" dev "$B"
-ip -n "$NS" addr add "$PEER6/64" dev "$B" nodad
+sr_ns_pair || sr_skip "cannot build the veth/netns topology"
 sr_link_add "$DEV" "$A"
 sr_check "IPv4 GID present" sr_wait_gid "$DEV" "$IP4"
 sr_check "IPv6 GID present" sr_wait_gid "$DEV" "$IP6"

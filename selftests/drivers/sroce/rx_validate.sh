@@ -11,18 +11,10 @@ sr_require_sroce
 command -v python3 >/dev/null || sr_skip "python3 missing"
 PKT="$SR_DIR/roce_pkt.py"
 
-A=sr${SR_TAG}a; B=sr${SR_TAG}b; DEV=sroce_v${SR_TAG}; NS=srns${SR_TAG}
-N=$(( SR_TAG % 250 ))
-IP4=198.18.$N.1; PEER4=198.18.$N.2
-IP6=2001:db8:$N::1; PEER6=2001:db8:$N::2
+DEV=sroce_v${SR_TAG}
 sr_dmesg_mark
 
-ip netns add "$NS" && sr_on_exit "ip netns del $NS"
-sr_veth "$A" "$B"
-ip link set "$B" netns "$NS"
-ip -n "$NS" link set "$B" up
-ip addr add "$IP4/24" dev "$A"
-ip addr add "$IP6/64" dev "$A" nodad
+sr_ns_pair || sr_skip "cannot build the veth/netns topology"
 sr_link_add "$DEV" "$A"
 MAC=$(cat "/sys/class/net/$A/address")
 sr_wait_gid "$DEV" "$IP4" || sr_fail "IPv4 GID never appeared"

@@ -37,6 +37,13 @@ static inline int sh(const char *fmt, ...)
 	return ret == -1 ? -1 : WEXITSTATUS(ret);
 }
 
+/* Send a legacy uverbs write() command; 0 or -errno. */
+static inline int uverbs_write(struct ibv_context *ctx, const void *req,
+			       size_t len)
+{
+	return write(ctx->cmd_fd, req, len) == (ssize_t)len ? 0 : -errno;
+}
+
 static inline struct ibv_context *open_by_name(const char *name)
 {
 	struct ibv_device **list;
