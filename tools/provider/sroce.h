@@ -45,6 +45,34 @@ struct sroce_cq {
 	size_t map_len;
 };
 
+DECLARE_DRV_CMD(usroce_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		empty, sroce_create_qp_resp);
+
+/* A mapped ring of the kernel's: where it is and how it is laid out. */
+struct sroce_uring {
+	void *map;
+	size_t map_len;
+	struct sroce_ring_hdr *hdr;
+	void *entries;
+	uint32_t mask;
+	uint32_t stride;
+};
+
+/* A queue pair: its send and receive rings, mapped from the kernel. */
+struct sroce_qp {
+	struct verbs_qp vqp;
+	struct sroce_uring sq;
+	struct sroce_uring rq;
+};
+
+struct ibv_qp *sroce_create_qp(struct ibv_pd *pd,
+			       struct ibv_qp_init_attr *attr);
+int sroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		    int attr_mask);
+int sroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		   struct ibv_qp_init_attr *init_attr);
+int sroce_destroy_qp(struct ibv_qp *qp);
+
 struct ibv_cq *sroce_create_cq(struct ibv_context *ctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector);

@@ -104,4 +104,64 @@ struct sroce_resize_cq_resp {
 	__u32 reserved;
 };
 
+/* A scatter/gather element as posted in a work queue entry. */
+struct sroce_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/*
+ * A send work queue entry: this header, then num_sge struct sroce_sge or
+ * inline_len bytes of data, within the queue's wqe_size stride. opcode is
+ * enum ibv_wr_opcode, send_flags enum ibv_send_flags; ex is the immediate
+ * data (big-endian) or the rkey to invalidate.
+ */
+struct sroce_send_wqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 num_sge;
+	__u32 ex;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+	} wr;
+	__u32 inline_len;
+	__u32 reserved;
+};
+
+/* A receive work queue entry: this header, then num_sge struct sroce_sge. */
+struct sroce_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+};
+
+/*
+ * Response to ibv_create_qp: the QP's send and receive rings. Each ring's
+ * entries are wqe_size bytes apart (a power of two); the ring header is
+ * the struct sroce_ring_hdr above, user space producing, kernel consuming.
+ */
+struct sroce_create_qp_resp {
+	__aligned_u64 sq_mmap_offset;
+	__aligned_u64 sq_mmap_length;
+	__aligned_u64 rq_mmap_offset;
+	__aligned_u64 rq_mmap_length;
+	__u32 sq_num_entries;
+	__u32 sq_wqe_size;
+	__u32 rq_num_entries;
+	__u32 rq_wqe_size;
+};
+
 #endif /* SROCE_ABI_USER_H */

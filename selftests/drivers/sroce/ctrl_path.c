@@ -112,7 +112,7 @@ TEST_F(dev, device_attrs)
 	EXPECT_EQ(1ULL << 34, a->max_mr_size);
 	EXPECT_EQ(1 << 14, a->max_cq);
 	EXPECT_EQ(1 << 20, a->max_cqe);
-	EXPECT_EQ(0, a->max_qp);
+	EXPECT_EQ(1 << 16, a->max_qp);
 	EXPECT_EQ(0, a->max_srq);
 	EXPECT_EQ(0, a->max_ah);
 	EXPECT_EQ(0, a->max_mw);
@@ -388,7 +388,7 @@ TEST_F(dev, unimplemented_verbs_eopnotsupp)
 	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 16,
 						     .max_sge = 1 } };
 	struct ibv_qp_init_attr qattr = {
-		.qp_type = IBV_QPT_RC,
+		.qp_type = IBV_QPT_UD,
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};

@@ -28,6 +28,15 @@
 #define SROCE_MAX_MR		BIT(18)
 #define SROCE_MAX_CQ		BIT(14)
 #define SROCE_MAX_CQE		BIT(20)
+#define SROCE_MAX_QP		BIT(16)
+#define SROCE_MAX_QP_WR		BIT(14)
+#define SROCE_MAX_SGE		32
+#define SROCE_MAX_INLINE	256
+#define SROCE_MAX_RD_ATOMIC	16
+/* QPN 0 and 1 are the SMI and GSI QPs; keep a few more for the future. */
+#define SROCE_MIN_QPN		16
+#define SROCE_MAX_QPN		0xffffff
+#define SROCE_PSN_MASK		0xffffff
 /* One page pointer per page: 16 GiB costs a 32 MiB array at most. */
 #define SROCE_MAX_MR_SIZE	BIT_ULL(34)
 #define SROCE_GID_TABLE_LEN	1024
@@ -93,6 +102,9 @@ enum sroce_dev_state {
  * @mr_xa: memory regions by key index (key >> 8), bounds the MR count
  * @mr_gen: generation for the low byte of new memory keys
  * @num_cq: completion queues in existence, bounded by SROCE_MAX_CQ
+ * @qp_xa: queue pairs by QP number
+ * @qp_next: next QP number to try, so numbers are not reused at once
+ * @num_qp: queue pairs in existence, bounded by SROCE_MAX_QP
  * @counters: per-CPU counters, summed on read
  */
 struct sroce_dev {
@@ -111,6 +123,9 @@ struct sroce_dev {
 	struct xarray mr_xa;
 	atomic_t mr_gen;
 	atomic_t num_cq;
+	struct xarray qp_xa;
+	u32 qp_next;
+	atomic_t num_qp;
 	struct sroce_pcpu_counters __percpu *counters;
 };
 
@@ -188,6 +203,41 @@ struct sroce_cq {
 	u8 notify;
 };
 
+/**
+ * struct sroce_qp - a queue pair.
+ * @ibqp: the core's QP
+ * @lock: serialises modify and query
+ * @state: current IBA state
+ * @attr: attributes as last set (qp_state and cap are kept separately)
+ * @av: primary path, holding a GID attribute reference while @av_valid
+ * @av_valid: @av has been set
+ * @cap: capabilities granted at creation
+ * @sq_sig_all: every send WQE completes
+ * @sq: send ring (user produces)
+ * @rq: receive ring (user produces)
+ * @sq_wqe_size: stride of @sq entries
+ * @rq_wqe_size: stride of @rq entries
+ */
+struct sroce_qp {
+	struct ib_qp ibqp;
+	struct mutex lock;	/* modify and query */
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;
+	struct rdma_ah_attr av;
+	bool av_valid;
+	struct ib_qp_cap cap;
+	bool sq_sig_all;
+	struct sroce_ring sq;
+	struct sroce_ring rq;
+	u32 sq_wqe_size;
+	u32 rq_wqe_size;
+};
+
+static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, ibqp);
+}
+
 static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct sroce_cq, ibcq);
@@ -251,6 +301,15 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+
+/* sroce_qp.c */
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
 
 /* sroce_net.c */
 enum ib_port_state sroce_port_state(struct net_device *ndev);

@@ -45,6 +45,8 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	/* The core destroyed every user object before calling us. */
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->mr_xa);
+	WARN_ON(!xa_empty(&sdev->qp_xa));
+	xa_destroy(&sdev->qp_xa);
 	free_percpu(sdev->counters);
 	sdev->counters = NULL;
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
@@ -127,11 +129,13 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.create_cq = sroce_create_cq,
+	.create_qp = sroce_create_qp,
 	.dealloc_driver = sroce_dealloc_driver,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.dereg_mr = sroce_dereg_mr,
 	.destroy_cq = sroce_destroy_cq,
+	.destroy_qp = sroce_destroy_qp,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.get_hw_stats = sroce_get_hw_stats,
@@ -139,15 +143,18 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.get_port_immutable = sroce_get_port_immutable,
 	.mmap = sroce_mmap,
 	.mmap_free = sroce_mmap_free,
+	.modify_qp = sroce_modify_qp,
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
+	.query_qp = sroce_query_qp,
 	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 	.resize_cq = sroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuctx),
 };
 
@@ -213,6 +220,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	INIT_WORK(&sdev->unreg_work, sroce_unreg_work);
 	ida_init(&sdev->pd_ida);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
 	sdev->state = SROCE_DEV_NEW;
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);

@@ -28,8 +28,8 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	/*
-	 * Only protection domains, memory regions and completion queues
-	 * exist so far; every
+	 * Protection domains, memory regions, completion queues and RC queue
+	 * pairs (control path) exist so far; every
 	 * other object limit is zero until the verbs that create those
 	 * objects are implemented.
 	 */
@@ -38,6 +38,13 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_mr_size = SROCE_MAX_MR_SIZE;
 	attr->max_cq = SROCE_MAX_CQ;
 	attr->max_cqe = SROCE_MAX_CQE;
+	attr->max_qp = SROCE_MAX_QP;
+	attr->max_qp_wr = SROCE_MAX_QP_WR;
+	attr->max_send_sge = SROCE_MAX_SGE;
+	attr->max_recv_sge = SROCE_MAX_SGE;
+	attr->max_sge_rd = SROCE_MAX_SGE;
+	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
 	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Queue pairs: creation with send and receive rings shared with user space,
+ * the IBA state machine (IBA 10.3, table 91, checked by the core's
+ * ib_modify_qp_is_ok()), attribute validation, query and destroy.
+ *
+ * Only the control path exists so far; posting work requests is not
+ * implemented, so the provider leaves post_send/post_recv unset.
+ */
+#include <rdma/ib_cache.h>
+
+#include "sroce.h"
+
+static u32 sroce_wqe_size(u32 hdr, u32 max_sge, u32 max_inline)
+{
+	u32 body = max_t(u32, max_sge * sizeof(struct sroce_sge), max_inline);
+
+	return roundup_pow_of_two(hdr + body);
+}
+
+static int sroce_qp_check_init_attr(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags ||
+	    init->rwq_ind_tbl)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (cap->max_send_wr < 1 || cap->max_send_wr > SROCE_MAX_QP_WR ||
+	    cap->max_recv_wr > SROCE_MAX_QP_WR ||
+	    cap->max_send_sge > SROCE_MAX_SGE ||
+	    cap->max_recv_sge > SROCE_MAX_SGE ||
+	    cap->max_inline_data > SROCE_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct ib_qp_cap *cap = &init->cap;
+	struct sroce_create_qp_resp resp = {};
+	struct sroce_ucontext *uctx;
+	u32 qpn, send_sge, recv_sge;
+	int err;
+
+	/* Kernel consumers need the data path; see the file comment. */
+	if (!udata)
+		return -EOPNOTSUPP;
+	err = sroce_qp_check_init_attr(init);
+	if (err)
+		return err;
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	if (udata->outlen < sizeof(resp))
+		return -EINVAL;
+
+	send_sge = max_t(u32, cap->max_send_sge, 1);
+	recv_sge = max_t(u32, cap->max_recv_sge, 1);
+	mutex_init(&qp->lock);
+	qp->state = IB_QPS_RESET;
+	qp->sq_wqe_size = sroce_wqe_size(sizeof(struct sroce_send_wqe),
+					 send_sge, cap->max_inline_data);
+	qp->rq_wqe_size = sroce_wqe_size(sizeof(struct sroce_recv_wqe),
+					 recv_sge, 0);
+
+	err = xa_alloc_cyclic(&sdev->qp_xa, &qpn, qp,
+			      XA_LIMIT(SROCE_MIN_QPN, SROCE_MAX_QPN),
+			      &sdev->qp_next, GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+	if (atomic_inc_return(&sdev->num_qp) > SROCE_MAX_QP) {
+		err = -ENOMEM;
+		goto err_qpn;
+	}
+	ibqp->qp_num = qpn;
+
+	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+					 ibuctx);
+	err = sroce_ring_alloc(&qp->sq, cap->max_send_wr, qp->sq_wqe_size,
+			       &uctx->ibuctx);
+	if (err)
+		goto err_count;
+	err = sroce_ring_alloc(&qp->rq, max_t(u32, cap->max_recv_wr, 1),
+			       qp->rq_wqe_size, &uctx->ibuctx);
+	if (err)
+		goto err_sq;
+
+	/* Report what the rings really hold. */
+	cap->max_send_wr = qp->sq.num_entries;
+	cap->max_recv_wr = qp->rq.num_entries;
+	cap->max_send_sge = (qp->sq_wqe_size - sizeof(struct sroce_send_wqe)) /
+			    sizeof(struct sroce_sge);
+	cap->max_send_sge = min_t(u32, cap->max_send_sge, SROCE_MAX_SGE);
+	cap->max_recv_sge = (qp->rq_wqe_size - sizeof(struct sroce_recv_wqe)) /
+			    sizeof(struct sroce_sge);
+	cap->max_recv_sge = min_t(u32, cap->max_recv_sge, SROCE_MAX_SGE);
+	cap->max_inline_data = min_t(u32, SROCE_MAX_INLINE,
+				     qp->sq_wqe_size -
+				     sizeof(struct sroce_send_wqe));
+	qp->cap = *cap;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+
+	resp.sq_mmap_offset = qp->sq.mmap_offset;
+	resp.sq_mmap_length = qp->sq.mmap_length;
+	resp.sq_num_entries = qp->sq.num_entries;
+	resp.sq_wqe_size = qp->sq_wqe_size;
+	resp.rq_mmap_offset = qp->rq.mmap_offset;
+	resp.rq_mmap_length = qp->rq.mmap_length;
+	resp.rq_num_entries = qp->rq.num_entries;
+	resp.rq_wqe_size = qp->rq_wqe_size;
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err)
+		goto err_rq;
+	return 0;
+
+err_rq:
+	sroce_ring_free(&qp->rq);
+err_sq:
+	sroce_ring_free(&qp->sq);
+err_count:
+	atomic_dec(&sdev->num_qp);
+err_qpn:
+	xa_erase(&sdev->qp_xa, qpn);
+	return err;
+}
+
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	xa_erase(&sdev->qp_xa, ibqp->qp_num);
+	if (qp->av_valid)
+		rdma_destroy_ah_attr(&qp->av);
+	sroce_ring_free(&qp->rq);
+	sroce_ring_free(&qp->sq);
+	atomic_dec(&sdev->num_qp);
+	return 0;
+}
+
+/* Attribute checks beyond the core's mask rules (ib_modify_qp_is_ok). */
+static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
+			       int mask)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+
+	if (mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | IB_QP_RATE_LIMIT))
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PKEY_INDEX) &&
+	    attr->pkey_index >= SROCE_PKEY_TABLE_LEN)
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != SROCE_PORT)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
+				       IB_ACCESS_REMOTE_READ |
+				       IB_ACCESS_REMOTE_ATOMIC)))
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 ||
+	     attr->path_mtu > sroce_max_mtu(sdev->ndev)))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_MAX_QPN)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SROCE_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if (mask & IB_QP_AV) {
+		/* RoCE addresses are GIDs: a GRH is mandatory. */
+		if (attr->ah_attr.type != RDMA_AH_ATTR_TYPE_ROCE ||
+		    !(rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH) ||
+		    !rdma_ah_read_grh(&attr->ah_attr)->sgid_attr)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state cur, next;
+	int err;
+
+	if (udata && udata->inlen &&
+	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+
+	mutex_lock(&qp->lock);
+	cur = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state;
+	next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	err = -EINVAL;
+	if (cur != qp->state ||
+	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
+		goto out;
+	err = sroce_qp_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->attr.qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->attr.pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		qp->attr.port_num = attr->port_num;
+	if (mask & IB_QP_AV) {
+		if (qp->av_valid)
+			rdma_replace_ah_attr(&qp->av, &attr->ah_attr);
+		else
+			rdma_copy_ah_attr(&qp->av, &attr->ah_attr);
+		qp->av_valid = true;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		qp->attr.path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		qp->attr.timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->attr.retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->attr.rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		qp->attr.rq_psn = attr->rq_psn & SROCE_PSN_MASK;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		qp->attr.sq_psn = attr->sq_psn & SROCE_PSN_MASK;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->attr.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		qp->attr.dest_qp_num = attr->dest_qp_num;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->attr.en_sqd_async_notify = attr->en_sqd_async_notify;
+
+	if (next == IB_QPS_RESET && qp->av_valid) {
+		rdma_destroy_ah_attr(&qp->av);
+		qp->av_valid = false;
+	}
+	qp->state = next;
+	err = 0;
+out:
+	mutex_unlock(&qp->lock);
+	return err;
+}
+
+/* The stored address vector, without the GID attribute reference. */
+static void sroce_qp_av_to_attr(struct sroce_qp *qp, struct rdma_ah_attr *ah)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(&qp->av);
+	union ib_gid dgid = grh->dgid;
+
+	memset(ah, 0, sizeof(*ah));
+	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(ah, SROCE_PORT);
+	rdma_ah_set_sl(ah, rdma_ah_get_sl(&qp->av));
+	rdma_ah_set_grh(ah, &dgid, grh->flow_label, grh->sgid_index,
+			grh->hop_limit, grh->traffic_class);
+	memcpy(ah->roce.dmac, qp->av.roce.dmac, ETH_ALEN);
+}
+
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	mutex_lock(&qp->lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->cap = qp->cap;
+	attr->sq_draining = 0;
+	if (qp->av_valid)
+		sroce_qp_av_to_attr(qp, &attr->ah_attr);
+	mutex_unlock(&qp->lock);
+
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	return 0;
+}

@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queue pair selftests for sroce (control path): creation and granted
+ * capabilities, QP numbers, the IBA state machine up to RTS with every
+ * attribute perftest and rdma-core set, attribute and transition errors,
+ * the error state, and cleanup.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <stdint.h>
+
+#include "kselftest_harness.h"
+#include "sroce_test.h"
+
+FIXTURE(qp) {
+	struct sroce_tdev d;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	int gid_index;
+	union ibv_gid gid;
+};
+
+/* The GID index of the device's RoCEv2 GID for @ip4, waiting for it. */
+static int find_ipv4_gid(struct ibv_context *ctx, const char *ip4,
+			 union ibv_gid *gid)
+{
+	struct ibv_gid_entry ents[32];
+	unsigned char raw[16] = { [10] = 0xff, [11] = 0xff };
+	ssize_t n, i;
+	int tries;
+
+	if (inet_pton(AF_INET, ip4, raw + 12) != 1)
+		return -1;
+	for (tries = 0; tries < 100; tries++) {
+		n = ibv_query_gid_table(ctx, ents, 32, 0);
+		for (i = 0; i < n; i++)
+			if (!memcmp(ents[i].gid.raw, raw, 16)) {
+				*gid = ents[i].gid;
+				return ents[i].gid_index;
+			}
+		usleep(50000);
+	}
+	return -1;
+}
+
+FIXTURE_SETUP(qp)
+{
+	char ip4[32];
+	const char *why;
+	int ret = sroce_tdev_up(&self->d, "p", &why);
+
+	if (ret == -1)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	self->pd = ibv_alloc_pd(self->d.ctx);
+	ASSERT_NE(NULL, self->pd);
+	self->cq = ibv_create_cq(self->d.ctx, 64, NULL, NULL, 0);
+	ASSERT_NE(NULL, self->cq);
+	snprintf(ip4, sizeof(ip4), "198.18.%d.1", getpid() % 250);
+	ASSERT_EQ(0, sh("ip addr add %s/24 dev %s", ip4, self->d.veth));
+	self->gid_index = find_ipv4_gid(self->d.ctx, ip4, &self->gid);
+	ASSERT_LE(0, self->gid_index);
+}
+
+FIXTURE_TEARDOWN(qp)
+{
+	sroce_tdev_down(&self->d);
+}
+
+static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 10, .max_recv_wr = 20,
+			 .max_send_sge = 2, .max_recv_sge = 3,
+			 .max_inline_data = 64 },
+	};
+
+	return ibv_create_qp(pd, &a);
+}
+
+static int to_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+static void rtr_attr(struct ibv_qp_attr *a, int *mask, uint32_t dest_qpn,
+		     union ibv_gid *gid, int gid_index)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = IBV_QPS_RTR;
+	a->path_mtu = IBV_MTU_1024;
+	a->dest_qp_num = dest_qpn;
+	a->rq_psn = 0x123456;
+	a->max_dest_rd_atomic = 4;
+	a->min_rnr_timer = 12;
+	a->ah_attr.is_global = 1;
+	a->ah_attr.grh.dgid = *gid;
+	a->ah_attr.grh.sgid_index = gid_index;
+	a->ah_attr.grh.hop_limit = 64;
+	a->ah_attr.grh.traffic_class = 0x20;
+	a->ah_attr.port_num = 1;
+	*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+		IBV_QP_MIN_RNR_TIMER;
+}
+
+static int to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS,
+		.sq_psn = 0x654321,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+		.max_rd_atomic = 4,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
+		return -1;
+	return a.qp_state;
+}
+
+TEST_F(qp, create_and_query)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	struct ibv_qp *qp;
+
+	qp = make_qp(self->pd, self->cq);
+	ASSERT_NE(NULL, qp) TH_LOG("create_qp: %s", strerror(errno));
+	EXPECT_LE(16, qp->qp_num);
+	EXPECT_GE(0xffffff, qp->qp_num);
+	ASSERT_EQ(0, ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_CAP, &init));
+	EXPECT_EQ(IBV_QPS_RESET, a.qp_state);
+	EXPECT_LE(10, init.cap.max_send_wr);
+	EXPECT_LE(20, init.cap.max_recv_wr);
+	EXPECT_LE(2, init.cap.max_send_sge);
+	EXPECT_LE(3, init.cap.max_recv_sge);
+	EXPECT_LE(64, init.cap.max_inline_data);
+	EXPECT_EQ(IBV_QPT_RC, init.qp_type);
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+TEST_F(qp, qp_numbers_unique_and_not_reused_at_once)
+{
+	struct ibv_qp *a = make_qp(self->pd, self->cq);
+	struct ibv_qp *b = make_qp(self->pd, self->cq);
+	struct ibv_qp *c;
+	uint32_t old;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	EXPECT_NE(a->qp_num, b->qp_num);
+	old = a->qp_num;
+	EXPECT_EQ(0, ibv_destroy_qp(a));
+	c = make_qp(self->pd, self->cq);
+	ASSERT_NE(NULL, c);
+	EXPECT_NE(old, c->qp_num);
+	EXPECT_EQ(0, ibv_destroy_qp(c));
+	EXPECT_EQ(0, ibv_destroy_qp(b));
+}
+
+TEST_F(qp, bad_create)
+{
+	struct ibv_device_attr dev;
+	struct ibv_qp_init_attr a = {
+		.send_cq = self->cq, .recv_cq = self->cq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_init_attr b;
+
+	ASSERT_EQ(0, ibv_query_device(self->d.ctx, &dev));
+	/* Not implemented yet: refused, not faked. */
+	b = a;
+	b.qp_type = IBV_QPT_UD;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	b = a;
+	b.qp_type = IBV_QPT_UC;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	/* Limits. */
+	b = a;
+	b.cap.max_send_wr = 0;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b = a;
+	b.cap.max_send_wr = dev.max_qp_wr + 1;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b = a;
+	b.cap.max_recv_sge = dev.max_sge + 1;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
+	EXPECT_EQ(EINVAL, errno);
+	b = a;
+	b.cap.max_inline_data = 4096;
+	errno = 0;
+	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
+	EXPECT_EQ(EINVAL, errno);
+	/* The limits themselves are granted. */
+	b = a;
+	b.cap.max_send_wr = dev.max_qp_wr;
+	b.cap.max_send_sge = dev.max_sge;
+	struct ibv_qp *qp = ibv_create_qp(self->pd, &b);
+
+	ASSERT_NE(NULL, qp) TH_LOG("at the limits: %s", strerror(errno));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+TEST_F(qp, reset_init_rtr_rts)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	struct ibv_qp *qp;
+	int mask;
+
+	qp = make_qp(self->pd, self->cq);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, to_init(qp));
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(qp));
+	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, mask));
+	EXPECT_EQ(IBV_QPS_RTR, qp_state(qp));
+	ASSERT_EQ(0, to_rts(qp));
+
+	memset(&a, 0, sizeof(a));
+	ASSERT_EQ(0, ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				  IBV_QP_RQ_PSN | IBV_QP_SQ_PSN |
+				  IBV_QP_ACCESS_FLAGS | IBV_QP_TIMEOUT |
+				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				  IBV_QP_MAX_QP_RD_ATOMIC |
+				  IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER, &init));
+	EXPECT_EQ(IBV_QPS_RTS, a.qp_state);
+	EXPECT_EQ(IBV_MTU_1024, a.path_mtu);
+	EXPECT_EQ(qp->qp_num, a.dest_qp_num);
+	EXPECT_EQ(0x123456, a.rq_psn);
+	EXPECT_EQ(0x654321, a.sq_psn);
+	EXPECT_EQ(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		  IBV_ACCESS_REMOTE_ATOMIC, a.qp_access_flags);
+	EXPECT_EQ(14, a.timeout);
+	EXPECT_EQ(7, a.retry_cnt);
+	EXPECT_EQ(7, a.rnr_retry);
+	EXPECT_EQ(4, a.max_rd_atomic);
+	EXPECT_EQ(4, a.max_dest_rd_atomic);
+	EXPECT_EQ(12, a.min_rnr_timer);
+	EXPECT_EQ(1, a.ah_attr.is_global);
+	EXPECT_EQ(0, memcmp(&self->gid, &a.ah_attr.grh.dgid, 16));
+	EXPECT_EQ(self->gid_index, a.ah_attr.grh.sgid_index);
+	EXPECT_EQ(64, a.ah_attr.grh.hop_limit);
+	EXPECT_EQ(0x20, a.ah_attr.grh.traffic_class);
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+TEST_F(qp, bad_transitions_and_attributes)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp *qp;
+	int mask;
+
+	qp = make_qp(self->pd, self->cq);
+	ASSERT_NE(NULL, qp);
+	/* Skipping states. */
+	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
+	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, mask));
+	EXPECT_EQ(EINVAL, to_rts(qp));
+	EXPECT_EQ(IBV_QPS_RESET, qp_state(qp));
+
+	/* Bad INIT attributes. */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.pkey_index = 1;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_STATE |
+					IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					IBV_QP_ACCESS_FLAGS));
+	a.pkey_index = 0;
+	a.port_num = 2;
+	EXPECT_NE(0, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+	/* Mandatory attributes missing. */
+	a.port_num = 1;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	EXPECT_EQ(IBV_QPS_RESET, qp_state(qp));
+	ASSERT_EQ(0, to_init(qp));
+
+	/* Bad RTR attributes, each leaving the QP in INIT. */
+	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
+	a.max_dest_rd_atomic = 17;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, mask));
+	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
+	a.min_rnr_timer = 32;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, mask));
+	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
+	a.ah_attr.is_global = 0;	/* RoCE needs a GRH */
+	EXPECT_NE(0, ibv_modify_qp(qp, &a, mask));
+	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
+	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, mask & ~IBV_QP_AV));
+	EXPECT_EQ(IBV_QPS_INIT, qp_state(qp));
+
+	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, mask));
+	/* Bad RTS attributes. */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.retry_cnt = 8;
+	a.rnr_retry = 7;
+	a.timeout = 14;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+					IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					IBV_QP_RNR_RETRY |
+					IBV_QP_MAX_QP_RD_ATOMIC));
+	a.retry_cnt = 7;
+	a.timeout = 32;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+					IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					IBV_QP_RNR_RETRY |
+					IBV_QP_MAX_QP_RD_ATOMIC));
+	EXPECT_EQ(IBV_QPS_RTR, qp_state(qp));
+	ASSERT_EQ(0, to_rts(qp));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+TEST_F(qp, error_state_and_back_to_reset)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp *qp;
+	int mask;
+
+	qp = make_qp(self->pd, self->cq);
+	ASSERT_NE(NULL, qp);
+	ASSERT_EQ(0, to_init(qp));
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	EXPECT_EQ(IBV_QPS_ERR, qp_state(qp));
+	/* Only RESET leads out of ERR. */
+	EXPECT_EQ(EINVAL, to_init(qp));
+	a.qp_state = IBV_QPS_RESET;
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	EXPECT_EQ(IBV_QPS_RESET, qp_state(qp));
+	/* And the QP is usable again. */
+	ASSERT_EQ(0, to_init(qp));
+	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, mask));
+	ASSERT_EQ(0, to_rts(qp));
+	a.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+TEST_F(qp, posting_not_implemented_yet)
+{
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad_s;
+	struct ibv_recv_wr rwr = {}, *bad_r;
+	struct ibv_qp *qp = make_qp(self->pd, self->cq);
+
+	ASSERT_NE(NULL, qp);
+	EXPECT_EQ(EOPNOTSUPP, ibv_post_send(qp, &swr, &bad_s));
+	EXPECT_EQ(EOPNOTSUPP, ibv_post_recv(qp, &rwr, &bad_r));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+TEST_F(qp, cq_and_pd_busy_while_qp_exists)
+{
+	struct ibv_qp *qp = make_qp(self->pd, self->cq);
+
+	ASSERT_NE(NULL, qp);
+	EXPECT_EQ(EBUSY, ibv_destroy_cq(self->cq));
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(self->pd));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+TEST_F(qp, many_qps_and_close_with_live_ones)
+{
+	struct ibv_qp *qps[256];
+	int i;
+
+	for (i = 0; i < 256; i++) {
+		qps[i] = make_qp(self->pd, self->cq);
+		ASSERT_NE(NULL, qps[i]) TH_LOG("qp %d: %s", i,
+					       strerror(errno));
+		if (i % 2)
+			ASSERT_EQ(0, to_init(qps[i]));
+	}
+	for (i = 0; i < 128; i++)
+		EXPECT_EQ(0, ibv_destroy_qp(qps[i]));
+	/* The rest go with the context. */
+	ibv_close_device(self->d.ctx);
+	self->d.ctx = NULL;
+}
+
+TEST_HARNESS_MAIN
