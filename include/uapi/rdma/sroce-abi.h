@@ -86,7 +86,7 @@ struct sroce_cqe {
 	__u8 dlid_path_bits;
 	__u8 port_num;
 	__u8 reserved;
-	__u32 reserved2;
+	__u32 reserved2[4];	/* to 64 bytes: one cache line per CQE */
 };
 
 /* Response to ibv_create_cq / ibv_resize_cq: where the CQ ring is. */

@@ -251,12 +251,96 @@ TEST_F(cq, ring_mapping_rules)
 				   r.drv.mmap_offset));
 }
 
-TEST_F(cq, close_context_with_live_cqs)
+static int raw_resize_cq(struct ibv_context *ctx, __u32 handle, int cqe,
+			 void *resp, size_t resp_len)
 {
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_resize_cq cmd;
+	} req = {
+		.hdr.command = IB_USER_VERBS_CMD_RESIZE_CQ,
+		.hdr.in_words = sizeof(req) / 4,
+		.hdr.out_words = resp_len / 4,
+		.cmd.response = (uintptr_t)resp,
+		.cmd.cq_handle = handle,
+		.cmd.cqe = cqe,
+	};
+
+	return uverbs_write(ctx, &req, sizeof(req));
+}
+
+TEST_F(cq, resize_distrusts_the_consumer_index)
+{
+	struct {
+		struct ib_uverbs_resize_cq_resp base;
+		struct sroce_resize_cq_resp drv;
+	} rr;
+	struct raw_create_cq_resp r;
+	struct sroce_ring_hdr *hdr;
+	void *map;
+
+	ASSERT_EQ(0, raw_create_cq(self->d.ctx, 64, &r));
+	map = mmap(NULL, r.drv.mmap_length, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, self->d.ctx->cmd_fd, r.drv.mmap_offset);
+	ASSERT_NE(MAP_FAILED, map);
+	hdr = map;
+
+	/* A response too short for the new ring's place changes nothing. */
+	EXPECT_EQ(-EINVAL, raw_resize_cq(self->d.ctx, r.base.cq_handle, 256,
+					 &rr, sizeof(rr.base)));
+
+	/*
+	 * Nothing was ever produced, so a consumer index claiming five
+	 * pending entries is a lie: the resize must neither copy them nor
+	 * refuse a ring too small for them.
+	 */
+	hdr->cons = (__u32)-5;
+	ASSERT_EQ(0, raw_resize_cq(self->d.ctx, r.base.cq_handle, 4, &rr,
+				   sizeof(rr)));
+	EXPECT_EQ(4, rr.drv.num_entries);
+	EXPECT_EQ(4, rr.base.cqe);
+	EXPECT_EQ(0, munmap(map, r.drv.mmap_length));
+	map = mmap(NULL, rr.drv.mmap_length, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, self->d.ctx->cmd_fd, rr.drv.mmap_offset);
+	ASSERT_NE(MAP_FAILED, map);
+	hdr = map;
+	EXPECT_EQ(0, hdr->prod);
+	EXPECT_EQ(0, hdr->cons);
+	/* The old ring's offset died with the old ring. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, r.drv.mmap_length,
+				   PROT_READ | PROT_WRITE, MAP_SHARED,
+				   self->d.ctx->cmd_fd, r.drv.mmap_offset));
+	EXPECT_EQ(0, munmap(map, rr.drv.mmap_length));
+	EXPECT_EQ(0, raw_destroy_cq(self->d.ctx, r.base.cq_handle));
+}
+
+TEST_F(cq, private_mappings_refused)
+{
+	struct raw_create_cq_resp r;
+
+	ASSERT_EQ(0, raw_create_cq(self->d.ctx, 16, &r));
+	/* A private copy would never see the kernel's completions. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, r.drv.mmap_length,
+				   PROT_READ | PROT_WRITE, MAP_PRIVATE,
+				   self->d.ctx->cmd_fd, r.drv.mmap_offset));
+	EXPECT_EQ(0, raw_destroy_cq(self->d.ctx, r.base.cq_handle));
+}
+
+TEST_F(cq, device_removal_with_live_cqs)
+{
+	struct ibv_cq *cq = NULL;
+	struct ibv_wc wc;
 	int i;
 
-	for (i = 0; i < 16; i++)
-		ASSERT_NE(NULL, ibv_create_cq(self->d.ctx, 256, NULL, NULL, 0));
+	for (i = 0; i < 16; i++) {
+		cq = ibv_create_cq(self->d.ctx, 256, NULL, NULL, 0);
+		ASSERT_NE(NULL, cq);
+	}
+	/* The device goes while the CQs and their rings are live... */
+	ASSERT_EQ(0, sh("rdma link del %s", self->d.ibdev));
+	/* ...the ring mappings stay readable, and cleanup still works. */
+	EXPECT_EQ(0, ibv_poll_cq(cq, 1, &wc));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
 	ibv_close_device(self->d.ctx);
 	self->d.ctx = NULL;
 }

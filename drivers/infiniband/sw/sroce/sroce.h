@@ -28,6 +28,7 @@
 #define SROCE_MAX_MR		BIT(18)
 #define SROCE_MAX_CQ		BIT(14)
 #define SROCE_MAX_CQE		BIT(20)
+#define SROCE_RING_MAX_ENTRIES	BIT(24)
 #define SROCE_MAX_QP		BIT(16)
 #define SROCE_MAX_QP_WR		BIT(14)
 #define SROCE_MAX_SGE		32
@@ -101,6 +102,7 @@ enum sroce_dev_state {
  * @pd_ida: allocator of protection domain numbers, bounds the PD count
  * @mr_xa: memory regions by key index (key >> 8), bounds the MR count
  * @mr_gen: generation for the low byte of new memory keys
+ * @mr_next: next MR table slot to try, so slots are not reused at once
  * @num_cq: completion queues in existence, bounded by SROCE_MAX_CQ
  * @qp_xa: queue pairs by QP number
  * @qp_next: next QP number to try, so numbers are not reused at once
@@ -122,6 +124,7 @@ struct sroce_dev {
 	struct ida pd_ida;
 	struct xarray mr_xa;
 	atomic_t mr_gen;
+	u32 mr_next;
 	atomic_t num_cq;
 	struct xarray qp_xa;
 	u32 qp_next;

@@ -14,6 +14,12 @@ static int sroce_cq_check_size(int cqe)
 	return cqe < 1 || cqe > SROCE_MAX_CQE ? -EINVAL : 0;
 }
 
+static_assert(sizeof(struct sroce_cqe) == 64);
+
+/* Create and resize answer alike: where the (new) ring is. */
+static_assert(sizeof(struct sroce_create_cq_resp) ==
+	      sizeof(struct sroce_resize_cq_resp));
+
 static int sroce_cq_copy_resp(struct ib_udata *udata,
 			      const struct sroce_ring *ring)
 {
@@ -23,9 +29,17 @@ static int sroce_cq_copy_resp(struct ib_udata *udata,
 		.num_entries = ring->num_entries,
 	};
 
-	if (udata->outlen < sizeof(resp))
-		return -EINVAL;
 	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+/* Refuse requests we could not answer before changing anything. */
+static int sroce_cq_check_udata(struct ib_udata *udata)
+{
+	if (udata->outlen < sizeof(struct sroce_create_cq_resp))
+		return -EINVAL;
+	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+		return -EINVAL;
+	return 0;
 }
 
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -46,8 +60,9 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return err;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EINVAL;
+	err = sroce_cq_check_udata(udata);
+	if (err)
+		return err;
 	if (atomic_inc_return(&sdev->num_cq) > SROCE_MAX_CQ) {
 		err = -ENOMEM;
 		goto err_count;
@@ -83,13 +98,17 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
-/* Entries produced and not yet consumed; a wild user index reads as 0. */
+/*
+ * Entries produced and not yet consumed. The consumer index comes from
+ * user memory: a value that claims more than the ring holds, or more than
+ * was ever produced into it, reads as an empty ring.
+ */
 static u32 sroce_cq_pending(struct sroce_cq *cq)
 {
 	u32 prod = cq->prod;
 	u32 pending = prod - READ_ONCE(cq->ring.hdr->cons);
 
-	return pending > cq->ring.num_entries ? 0 : pending;
+	return pending > min(cq->ring.num_entries, prod) ? 0 : pending;
 }
 
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
@@ -125,8 +144,9 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	err = sroce_cq_check_size(cqe);
 	if (err)
 		return err;
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EINVAL;
+	err = sroce_cq_check_udata(udata);
+	if (err)
+		return err;
 
 	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
 					 ibuctx);
@@ -152,15 +172,10 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	old = cq->ring;
 	cq->ring = new;
 	cq->prod = pending;
+	ibcq->cqe = new.num_entries;
 	spin_unlock_irq(&cq->lock);
 
-	err = sroce_cq_copy_resp(udata, &new);
-	if (err) {
-		/* The CQ is resized either way; the caller learns of it. */
-		sroce_ring_free(&old);
-		return err;
-	}
-	ibcq->cqe = new.num_entries;
 	sroce_ring_free(&old);
-	return 0;
+	/* Only a fault on the response buffer can fail this now. */
+	return sroce_cq_copy_resp(udata, &new);
 }

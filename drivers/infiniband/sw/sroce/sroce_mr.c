@@ -7,8 +7,9 @@
  *
  * Keys: the low byte is a generation that changes with every registration,
  * the upper 24 bits index the device's MR table (never 0, so no key equals
- * the reserved local DMA lkey 0). A key kept after deregistration does not
- * match the next region that reuses the slot.
+ * the reserved local DMA lkey 0). Slots are handed out cyclically, so a
+ * key kept after deregistration matches a later region only after the
+ * whole table and the generation byte have both wrapped.
  */
 #include <linux/overflow.h>
 #include <linux/scatterlist.h>
@@ -24,6 +25,8 @@
 
 static int sroce_mr_check_access(int access)
 {
+	/* Optional flags are hints a device may ignore (ib_verbs.h). */
+	access &= ~IB_ACCESS_OPTIONAL;
 	if (access & ~SROCE_MR_ACCESS_SUPPORTED)
 		return -EOPNOTSUPP;
 	/* IBA 10.6.3.1: remote writers need local write permission. */
@@ -39,7 +42,8 @@ static int sroce_mr_collect_pages(struct sroce_mr *mr, size_t npages)
 	struct sg_page_iter iter;
 	size_t i = 0;
 
-	mr->pages = kvmalloc_array(npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvmalloc_array(npages, sizeof(*mr->pages),
+				   GFP_KERNEL_ACCOUNT);
 	if (!mr->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &iter, 0) {
@@ -63,9 +67,11 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	err = sroce_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
+	/* The page array maps iova through start: same offset in a page. */
 	if (!length || length > SROCE_MAX_MR_SIZE ||
 	    check_add_overflow(iova, length, &end) ||
-	    check_add_overflow(start, length, &end))
+	    check_add_overflow(start, length, &end) ||
+	    ((start ^ iova) & ~PAGE_MASK))
 		return ERR_PTR(-EINVAL);
 	if (udata && udata->inlen &&
 	    !ib_is_udata_cleared(udata, 0, udata->inlen))
@@ -89,9 +95,10 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->length = length;
 	mr->access = access;
 
-	err = xa_alloc(&sdev->mr_xa, &idx, mr, XA_LIMIT(1, SROCE_MAX_MR),
-		       GFP_KERNEL);
-	if (err) {
+	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, mr,
+			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0) {
 		err = err == -EBUSY ? -ENOMEM : err;
 		goto err_release;
 	}

@@ -10,6 +10,7 @@
  */
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/vmalloc.h>
 
 #include "sroce.h"
@@ -43,9 +44,14 @@ int sroce_ring_alloc(struct sroce_ring *ring, u32 num_entries,
 	void *buf;
 	int err;
 
+	if (!num_entries || num_entries > SROCE_RING_MAX_ENTRIES ||
+	    !entry_size)
+		return -EINVAL;
 	num_entries = roundup_pow_of_two(num_entries);
-	size = PAGE_ALIGN(SROCE_RING_HDR_SIZE +
-			  (size_t)num_entries * entry_size);
+	if (check_mul_overflow((size_t)num_entries, (size_t)entry_size, &size) ||
+	    check_add_overflow(size, (size_t)SROCE_RING_HDR_SIZE, &size))
+		return -EINVAL;
+	size = PAGE_ALIGN(size);
 	buf = vmalloc_user(size);	/* zeroed, and mappable */
 	if (!buf)
 		return -ENOMEM;

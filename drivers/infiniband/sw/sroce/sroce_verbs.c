@@ -133,8 +133,9 @@ void sroce_dealloc_ucontext(struct ib_ucontext *ibuctx)
 }
 
 /*
- * The core zaps every mapping of the context itself; having the op lets
- * device removal proceed while user contexts are open.
+ * Having the op lets device removal proceed while user contexts are open.
+ * Ring mappings (remap_vmalloc_range) are not zapped by the core; they stay
+ * valid memory, held by their page references, until the process unmaps.
  */
 void sroce_disassociate_ucontext(struct ib_ucontext *ibuctx)
 {
