@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <poll.h>
 #include <stdio.h>
@@ -370,6 +371,54 @@ TEST_F(dev, uabi_pd_response_and_input_checks)
 	/* A stale handle is refused by the core (which errno is its call). */
 	EXPECT_GT(0, raw_dealloc_pd(self->d.ctx, r1.base.pd_handle));
 	EXPECT_EQ(0, raw_dealloc_pd(self->d.ctx, r2.base.pd_handle));
+}
+
+/* GET_CONTEXT on a fresh uverbs fd, with @driver_in as driver data. */
+static int raw_get_context(struct ibv_context *ctx, __u64 driver_in,
+			   struct sroce_alloc_ucontext_resp *drv)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context cmd;
+		__u64 driver_in;
+	} req = {
+		.hdr.command = IB_USER_VERBS_CMD_GET_CONTEXT,
+		.hdr.in_words = sizeof(req) / 4,
+		.driver_in = driver_in,
+	};
+	struct {
+		struct ib_uverbs_get_context_resp base;
+		struct sroce_alloc_ucontext_resp drv;
+	} resp = {};
+	char path[128];
+	int fd, ret;
+
+	req.hdr.out_words = sizeof(resp) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	/* dev_name is the uverbs character device, e.g. "uverbs0". */
+	snprintf(path, sizeof(path), "/dev/infiniband/%s",
+		 ctx->device->dev_name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, &req, sizeof(req)) == sizeof(req) ? 0 : -errno;
+	if (!ret) {
+		*drv = resp.drv;
+		close(resp.base.async_fd);
+	}
+	close(fd);
+	return ret;
+}
+
+TEST_F(dev, uabi_ucontext_response_and_input_checks)
+{
+	struct sroce_alloc_ucontext_resp drv;
+
+	ASSERT_EQ(0, raw_get_context(self->d.ctx, 0, &drv));
+	EXPECT_EQ(SROCE_UVERBS_ABI_VERSION, drv.abi_version);
+	EXPECT_EQ(0, drv.reserved);
+	/* Driver input the module does not know is refused. */
+	EXPECT_EQ(-EINVAL, raw_get_context(self->d.ctx, 1, &drv));
 }
 
 TEST_F(dev, unimplemented_verbs_eopnotsupp)
