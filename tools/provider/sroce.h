@@ -41,6 +41,7 @@ struct sroce_cq {
 	struct sroce_cqe *cqes;
 	uint32_t mask;
 	uint32_t cons;		/* our copy; published to hdr->cons */
+	int broken;		/* lost its ring in a failed resize */
 	void *map;
 	size_t map_len;
 };

@@ -93,7 +93,8 @@ int sroce_destroy_cq(struct ibv_cq *ibcq)
 	ret = ibv_cmd_destroy_cq(ibcq);
 	if (ret)
 		return ret;
-	munmap(cq->map, cq->map_len);
+	if (cq->map)
+		munmap(cq->map, cq->map_len);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;
@@ -123,6 +124,10 @@ int sroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	int n = 0;
 
 	pthread_spin_lock(&cq->lock);
+	if (cq->broken) {
+		pthread_spin_unlock(&cq->lock);
+		return -1;
+	}
 	prod = load_acquire(&cq->hdr->prod);
 	while (n < num_entries && cq->cons != prod) {
 		sroce_cqe_to_wc(&cq->cqes[cq->cons & cq->mask], &wc[n++]);
@@ -160,8 +165,15 @@ int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 				   resp.drv_payload.mmap_offset,
 				   resp.drv_payload.mmap_length,
 				   resp.drv_payload.num_entries);
-		if (!ret)
-			munmap(old_map, old_len);
+		/*
+		 * The kernel already writes to the new ring; without it
+		 * completions would vanish, so polling fails from now on.
+		 */
+		if (ret) {
+			cq->broken = 1;
+			cq->map = NULL;
+		}
+		munmap(old_map, old_len);
 	}
 	pthread_spin_unlock(&cq->lock);
 	return ret;
