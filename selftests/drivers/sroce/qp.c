@@ -183,6 +183,19 @@ TEST_F(qp, qp_numbers_unique_and_not_reused_at_once)
 	EXPECT_EQ(0, ibv_destroy_qp(b));
 }
 
+/* errno of a QP creation that should fail; 0 if it succeeded. */
+static int create_errno(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = ibv_create_qp(pd, attr);
+	if (!qp)
+		return errno;
+	ibv_destroy_qp(qp);
+	return 0;
+}
+
 TEST_F(qp, bad_create)
 {
 	struct ibv_device_attr dev;
@@ -193,46 +206,34 @@ TEST_F(qp, bad_create)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_qp_init_attr b;
+	struct ibv_qp *qp;
 
 	ASSERT_EQ(0, ibv_query_device(self->d.ctx, &dev));
 	/* Not implemented yet: refused, not faked. */
 	b = a;
 	b.qp_type = IBV_QPT_UD;
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
-	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(EOPNOTSUPP, create_errno(self->pd, &b));
 	b = a;
 	b.qp_type = IBV_QPT_UC;
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
-	EXPECT_EQ(EOPNOTSUPP, errno);
+	EXPECT_EQ(EOPNOTSUPP, create_errno(self->pd, &b));
 	/* Limits. */
 	b = a;
 	b.cap.max_send_wr = 0;
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(EINVAL, create_errno(self->pd, &b));
 	b = a;
 	b.cap.max_send_wr = dev.max_qp_wr + 1;
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(EINVAL, create_errno(self->pd, &b));
 	b = a;
 	b.cap.max_recv_sge = dev.max_sge + 1;
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(EINVAL, create_errno(self->pd, &b));
 	b = a;
 	b.cap.max_inline_data = 4096;
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_qp(self->pd, &b));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(EINVAL, create_errno(self->pd, &b));
 	/* The limits themselves are granted. */
 	b = a;
 	b.cap.max_send_wr = dev.max_qp_wr;
 	b.cap.max_send_sge = dev.max_sge;
-	struct ibv_qp *qp = ibv_create_qp(self->pd, &b);
-
+	qp = ibv_create_qp(self->pd, &b);
 	ASSERT_NE(NULL, qp) TH_LOG("at the limits: %s", strerror(errno));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
