@@ -11,6 +11,7 @@
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 #include <rdma/sroce-abi.h>
 
 #include "sroce_compat.h"
@@ -49,6 +50,8 @@
  * IB MTU is the largest one that fits the netdev MTU after this.
  */
 #define SROCE_MAX_WIRE_OVERHEAD	84
+/* Smallest netdev MTU that carries a 256-byte IB MTU: below it, port down. */
+#define SROCE_MIN_NETDEV_MTU	(256 + SROCE_MAX_WIRE_OVERHEAD)
 
 /**
  * enum sroce_counter - device counters, exported through rdma statistic.
@@ -218,8 +221,6 @@ struct sroce_cq {
  * @sq_sig_all: every send WQE completes
  * @sq: send ring (user produces)
  * @rq: receive ring (user produces)
- * @sq_wqe_size: stride of @sq entries
- * @rq_wqe_size: stride of @rq entries
  */
 struct sroce_qp {
 	struct ib_qp ibqp;
@@ -232,8 +233,6 @@ struct sroce_qp {
 	bool sq_sig_all;
 	struct sroce_ring sq;
 	struct sroce_ring rq;
-	u32 sq_wqe_size;
-	u32 rq_wqe_size;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -259,6 +258,23 @@ static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 static inline struct sroce_pd *to_spd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct sroce_pd, ibpd);
+}
+
+/*
+ * No request carries driver input yet: accept none or all-zero input, and
+ * refuse anything else rather than silently ignore it.
+ */
+static inline bool sroce_udata_input_ok(struct ib_udata *udata)
+{
+	return !udata || !udata->inlen ||
+	       ib_is_udata_cleared(udata, 0, udata->inlen);
+}
+
+/* The user context a verb was called in, from its udata. */
+static inline struct ib_ucontext *sroce_udata_ucontext(struct ib_udata *udata)
+{
+	return &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+					  ibuctx)->ibuctx;
 }
 
 static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)

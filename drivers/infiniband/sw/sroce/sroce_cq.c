@@ -35,9 +35,8 @@ static int sroce_cq_copy_resp(struct ib_udata *udata,
 /* Refuse requests we could not answer before changing anything. */
 static int sroce_cq_check_udata(struct ib_udata *udata)
 {
-	if (udata->outlen < sizeof(struct sroce_create_cq_resp))
-		return -EINVAL;
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (udata->outlen < sizeof(struct sroce_create_cq_resp) ||
+	    !sroce_udata_input_ok(udata))
 		return -EINVAL;
 	return 0;
 }
@@ -48,7 +47,6 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct ib_udata *udata = sroce_create_cq_udata(arg);
 	struct sroce_dev *sdev = to_sdev(ibcq->device);
 	struct sroce_cq *cq = to_scq(ibcq);
-	struct sroce_ucontext *uctx;
 	int err;
 
 	if (!udata)
@@ -68,11 +66,9 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		goto err_count;
 	}
 
-	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
-					 ibuctx);
 	spin_lock_init(&cq->lock);
 	err = sroce_ring_alloc(&cq->ring, attr->cqe, sizeof(struct sroce_cqe),
-			       &uctx->ibuctx);
+			       sroce_udata_ucontext(udata));
 	if (err)
 		goto err_count;
 	ibcq->cqe = cq->ring.num_entries;
@@ -135,7 +131,6 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
 	struct sroce_ring new, old;
-	struct sroce_ucontext *uctx;
 	u32 pending, cons, i;
 	int err;
 
@@ -148,10 +143,8 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (err)
 		return err;
 
-	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
-					 ibuctx);
 	err = sroce_ring_alloc(&new, cqe, sizeof(struct sroce_cqe),
-			       &uctx->ibuctx);
+			       sroce_udata_ucontext(udata));
 	if (err)
 		return err;
 

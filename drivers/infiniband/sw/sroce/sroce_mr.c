@@ -73,8 +73,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	    check_add_overflow(start, length, &end) ||
 	    ((start ^ iova) & ~PAGE_MASK))
 		return ERR_PTR(-EINVAL);
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (!sroce_udata_input_ok(udata))
 		return ERR_PTR(-EINVAL);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);

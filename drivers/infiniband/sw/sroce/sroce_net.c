@@ -24,8 +24,6 @@
 #include "sroce.h"
 #include "sroce_hdr.h"
 
-static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb);
-
 /**
  * sroce_port_state() - port state implied by a netdev.
  * @ndev: the bound netdev
@@ -37,14 +35,14 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb);
 enum ib_port_state sroce_port_state(struct net_device *ndev)
 {
 	if (netif_running(ndev) && netif_carrier_ok(ndev) &&
-	    READ_ONCE(ndev->mtu) >= 256 + SROCE_MAX_WIRE_OVERHEAD)
+	    READ_ONCE(ndev->mtu) >= SROCE_MIN_NETDEV_MTU)
 		return IB_PORT_ACTIVE;
 	return IB_PORT_DOWN;
 }
 
 static enum ib_mtu sroce_mtu_from_netdev_mtu(unsigned int mtu)
 {
-	if (mtu < 256 + SROCE_MAX_WIRE_OVERHEAD)
+	if (mtu < SROCE_MIN_NETDEV_MTU)
 		return IB_MTU_256;	/* port is down; report the floor */
 	return ib_mtu_int_to_enum(mtu - SROCE_MAX_WIRE_OVERHEAD);
 }

@@ -43,8 +43,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct ib_qp_cap *cap = &init->cap;
 	struct sroce_create_qp_resp resp = {};
-	struct sroce_ucontext *uctx;
-	u32 qpn, send_sge, recv_sge;
+	u32 qpn, sq_wqe_size, rq_wqe_size;
 	int err;
 
 	/* Kernel consumers need the data path; see the file comment. */
@@ -53,19 +52,16 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_qp_check_init_attr(init);
 	if (err)
 		return err;
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
-		return -EINVAL;
-	if (udata->outlen < sizeof(resp))
+	if (!sroce_udata_input_ok(udata) || udata->outlen < sizeof(resp))
 		return -EINVAL;
 
-	send_sge = max_t(u32, cap->max_send_sge, 1);
-	recv_sge = max_t(u32, cap->max_recv_sge, 1);
 	mutex_init(&qp->lock);
 	qp->state = IB_QPS_RESET;
-	qp->sq_wqe_size = sroce_wqe_size(sizeof(struct sroce_send_wqe),
-					 send_sge, cap->max_inline_data);
-	qp->rq_wqe_size = sroce_wqe_size(sizeof(struct sroce_recv_wqe),
-					 recv_sge, 0);
+	sq_wqe_size = sroce_wqe_size(sizeof(struct sroce_send_wqe),
+				     max_t(u32, cap->max_send_sge, 1),
+				     cap->max_inline_data);
+	rq_wqe_size = sroce_wqe_size(sizeof(struct sroce_recv_wqe),
+				     max_t(u32, cap->max_recv_sge, 1), 0);
 
 	err = xa_alloc_cyclic(&sdev->qp_xa, &qpn, qp,
 			      XA_LIMIT(SROCE_MIN_QPN, SROCE_MAX_QPN),
@@ -78,28 +74,26 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	ibqp->qp_num = qpn;
 
-	uctx = rdma_udata_to_drv_context(udata, struct sroce_ucontext,
-					 ibuctx);
-	err = sroce_ring_alloc(&qp->sq, cap->max_send_wr, qp->sq_wqe_size,
-			       &uctx->ibuctx);
+	err = sroce_ring_alloc(&qp->sq, cap->max_send_wr, sq_wqe_size,
+			       sroce_udata_ucontext(udata));
 	if (err)
 		goto err_count;
 	err = sroce_ring_alloc(&qp->rq, max_t(u32, cap->max_recv_wr, 1),
-			       qp->rq_wqe_size, &uctx->ibuctx);
+			       rq_wqe_size, sroce_udata_ucontext(udata));
 	if (err)
 		goto err_sq;
 
 	/* Report what the rings really hold. */
 	cap->max_send_wr = qp->sq.num_entries;
 	cap->max_recv_wr = qp->rq.num_entries;
-	cap->max_send_sge = (qp->sq_wqe_size - sizeof(struct sroce_send_wqe)) /
+	cap->max_send_sge = (sq_wqe_size - sizeof(struct sroce_send_wqe)) /
 			    sizeof(struct sroce_sge);
 	cap->max_send_sge = min_t(u32, cap->max_send_sge, SROCE_MAX_SGE);
-	cap->max_recv_sge = (qp->rq_wqe_size - sizeof(struct sroce_recv_wqe)) /
+	cap->max_recv_sge = (rq_wqe_size - sizeof(struct sroce_recv_wqe)) /
 			    sizeof(struct sroce_sge);
 	cap->max_recv_sge = min_t(u32, cap->max_recv_sge, SROCE_MAX_SGE);
 	cap->max_inline_data = min_t(u32, SROCE_MAX_INLINE,
-				     qp->sq_wqe_size -
+				     sq_wqe_size -
 				     sizeof(struct sroce_send_wqe));
 	qp->cap = *cap;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
@@ -107,11 +101,11 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	resp.sq_mmap_offset = qp->sq.mmap_offset;
 	resp.sq_mmap_length = qp->sq.mmap_length;
 	resp.sq_num_entries = qp->sq.num_entries;
-	resp.sq_wqe_size = qp->sq_wqe_size;
+	resp.sq_wqe_size = sq_wqe_size;
 	resp.rq_mmap_offset = qp->rq.mmap_offset;
 	resp.rq_mmap_length = qp->rq.mmap_length;
 	resp.rq_num_entries = qp->rq.num_entries;
-	resp.rq_wqe_size = qp->rq_wqe_size;
+	resp.rq_wqe_size = rq_wqe_size;
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err)
 		goto err_rq;
@@ -197,8 +191,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	enum ib_qp_state cur, next;
 	int err;
 
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (!sroce_udata_input_ok(udata))
 		return -EINVAL;
 
 	mutex_lock(&qp->lock);

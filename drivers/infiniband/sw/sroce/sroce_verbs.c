@@ -123,7 +123,7 @@ int sroce_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 	};
 
 	/* Requests carry no input yet; refuse bits we would silently drop. */
-	if (udata->inlen && !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (!sroce_udata_input_ok(udata))
 		return -EINVAL;
 	return ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 }
@@ -148,8 +148,7 @@ int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct sroce_alloc_pd_resp resp = {};
 	int pdn, err;
 
-	if (udata && udata->inlen &&
-	    !ib_is_udata_cleared(udata, 0, udata->inlen))
+	if (!sroce_udata_input_ok(udata))
 		return -EINVAL;
 
 	pdn = ida_alloc_range(&sdev->pd_ida, 1, SROCE_MAX_PD, GFP_KERNEL);
