@@ -30,25 +30,6 @@ DECLARE_DRV_CMD(usroce_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 DECLARE_DRV_CMD(usroce_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		empty, sroce_resize_cq_resp);
 
-/*
- * A completion queue: the ring the kernel fills, mapped from the context's
- * command fd. Polling takes the lock only against resize and other pollers.
- */
-struct sroce_cq {
-	struct verbs_cq vcq;
-	pthread_spinlock_t lock;
-	struct sroce_ring_hdr *hdr;
-	struct sroce_cqe *cqes;
-	uint32_t mask;
-	uint32_t cons;		/* our copy; published to hdr->cons */
-	int broken;		/* lost its ring in a failed resize */
-	void *map;
-	size_t map_len;
-};
-
-DECLARE_DRV_CMD(usroce_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
-		empty, sroce_create_qp_resp);
-
 /* A mapped ring of the kernel's: where it is and how it is laid out. */
 struct sroce_uring {
 	void *map;
@@ -58,6 +39,31 @@ struct sroce_uring {
 	uint32_t mask;
 	uint32_t stride;
 };
+
+int sroce_uring_map(struct sroce_uring *r, int cmd_fd, uint64_t offset,
+		    uint64_t length, uint32_t num_entries, uint32_t stride);
+void sroce_uring_unmap(struct sroce_uring *r);
+
+static inline void *sroce_uring_entry(const struct sroce_uring *r,
+				      uint32_t idx)
+{
+	return (char *)r->entries + (size_t)(idx & r->mask) * r->stride;
+}
+
+/*
+ * A completion queue: the ring the kernel fills, mapped from the context's
+ * command fd. Polling takes the lock only against resize and other pollers.
+ */
+struct sroce_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	struct sroce_uring ring;
+	uint32_t cons;		/* our copy; published to ring.hdr->cons */
+	int broken;		/* lost its ring in a failed resize */
+};
+
+DECLARE_DRV_CMD(usroce_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		empty, sroce_create_qp_resp);
 
 /* A queue pair: its send and receive rings, mapped from the kernel. */
 struct sroce_qp {

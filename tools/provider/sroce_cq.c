@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "sroce.h"
 
@@ -31,24 +30,13 @@ static inline struct sroce_cq *to_scq(struct ibv_cq *ibcq)
 static int sroce_cq_map(struct sroce_cq *cq, int cmd_fd, uint64_t offset,
 			uint64_t length, uint32_t num_entries)
 {
-	void *map;
+	int ret = sroce_uring_map(&cq->ring, cmd_fd, offset, length,
+				  num_entries, sizeof(struct sroce_cqe));
 
-	/* The kernel promises a power of two that fits the mapping. */
-	if (!num_entries || (num_entries & (num_entries - 1)) ||
-	    length < SROCE_RING_HDR_SIZE +
-		     (uint64_t)num_entries * sizeof(struct sroce_cqe))
-		return EPROTO;
-	map = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd,
-		   offset);
-	if (map == MAP_FAILED)
-		return errno;
-	cq->map = map;
-	cq->map_len = length;
-	cq->hdr = map;
-	cq->cqes = (void *)((char *)map + SROCE_RING_HDR_SIZE);
-	cq->mask = num_entries - 1;
-	cq->cons = __atomic_load_n(&cq->hdr->cons, __ATOMIC_RELAXED);
-	return 0;
+	if (!ret)
+		cq->cons = __atomic_load_n(&cq->ring.hdr->cons,
+					   __ATOMIC_RELAXED);
+	return ret;
 }
 
 struct ibv_cq *sroce_create_cq(struct ibv_context *ctx, int cqe,
@@ -93,8 +81,7 @@ int sroce_destroy_cq(struct ibv_cq *ibcq)
 	ret = ibv_cmd_destroy_cq(ibcq);
 	if (ret)
 		return ret;
-	if (cq->map)
-		munmap(cq->map, cq->map_len);
+	sroce_uring_unmap(&cq->ring);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;
@@ -128,13 +115,14 @@ int sroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		pthread_spin_unlock(&cq->lock);
 		return -1;
 	}
-	prod = load_acquire(&cq->hdr->prod);
+	prod = load_acquire(&cq->ring.hdr->prod);
 	while (n < num_entries && cq->cons != prod) {
-		sroce_cqe_to_wc(&cq->cqes[cq->cons & cq->mask], &wc[n++]);
+		sroce_cqe_to_wc(sroce_uring_entry(&cq->ring, cq->cons),
+				&wc[n++]);
 		cq->cons++;
 	}
 	if (n)
-		store_release(&cq->hdr->cons, cq->cons);
+		store_release(&cq->ring.hdr->cons, cq->cons);
 	pthread_spin_unlock(&cq->lock);
 	return n;
 }
@@ -149,18 +137,16 @@ int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct sroce_cq *cq = to_scq(ibcq);
 	struct usroce_resize_cq_resp resp = {};
 	struct usroce_resize_cq cmd = {};
-	void *old_map;
-	size_t old_len;
+	struct sroce_uring old;
 	int ret;
 
 	pthread_spin_lock(&cq->lock);
 	/* The kernel reads our consumer index from the old ring. */
-	store_release(&cq->hdr->cons, cq->cons);
+	store_release(&cq->ring.hdr->cons, cq->cons);
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (!ret) {
-		old_map = cq->map;
-		old_len = cq->map_len;
+		old = cq->ring;
 		ret = sroce_cq_map(cq, ibcq->context->cmd_fd,
 				   resp.drv_payload.mmap_offset,
 				   resp.drv_payload.mmap_length,
@@ -171,9 +157,9 @@ int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 		 */
 		if (ret) {
 			cq->broken = 1;
-			cq->map = NULL;
+			cq->ring.map = NULL;
 		}
-		munmap(old_map, old_len);
+		sroce_uring_unmap(&old);
 	}
 	pthread_spin_unlock(&cq->lock);
 	return ret;

@@ -6,41 +6,12 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "sroce.h"
 
 static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct sroce_qp, vqp.qp);
-}
-
-static int sroce_uring_map(struct sroce_uring *r, int cmd_fd, uint64_t off,
-			   uint64_t len, uint32_t num_entries, uint32_t stride)
-{
-	void *map;
-
-	if (!num_entries || (num_entries & (num_entries - 1)) ||
-	    !stride || (stride & (stride - 1)) ||
-	    len < SROCE_RING_HDR_SIZE + (uint64_t)num_entries * stride)
-		return EPROTO;
-	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd, off);
-	if (map == MAP_FAILED)
-		return errno;
-	r->map = map;
-	r->map_len = len;
-	r->hdr = map;
-	r->entries = (char *)map + SROCE_RING_HDR_SIZE;
-	r->mask = num_entries - 1;
-	r->stride = stride;
-	return 0;
-}
-
-static void sroce_uring_unmap(struct sroce_uring *r)
-{
-	if (r->map)
-		munmap(r->map, r->map_len);
-	r->map = NULL;
 }
 
 struct ibv_qp *sroce_create_qp(struct ibv_pd *pd,
