@@ -22,15 +22,18 @@ KBUILD_TREE = $(BUILD)/$(KREL)
 USER_OUT := $(BUILD)/user
 W ?= 1
 
-.PHONY: all module modules-all provider selftests run check checkpatch \
+.PHONY: all tree module modules-all provider selftests run check checkpatch \
 	sparse clean
 
 all: module provider selftests
 
-module:
+# The per-kernel tree of symlinks Kbuild works in.
+tree:
 	@test -d $(KDIR) || { echo "no kernel headers at $(KDIR): run scripts/setup" >&2; exit 1; }
 	@mkdir -p $(KBUILD_TREE)
 	@cp -rsf $(CURDIR)/drivers $(CURDIR)/include $(CURDIR)/Kbuild $(KBUILD_TREE)/
+
+module: tree
 	$(MAKE) -C $(KDIR) M=$(KBUILD_TREE) W=$(W) modules
 
 modules-all:
@@ -51,9 +54,7 @@ check:
 checkpatch:
 	scripts/lint checkpatch
 
-sparse:
-	@mkdir -p $(KBUILD_TREE)
-	@cp -rsf $(CURDIR)/drivers $(CURDIR)/include $(CURDIR)/Kbuild $(KBUILD_TREE)/
+sparse: tree
 	$(MAKE) -C $(KDIR) M=$(KBUILD_TREE) C=2 CF="-D__CHECK_ENDIAN__" modules
 
 clean:
