@@ -61,15 +61,38 @@ struct sroce_ring_hdr {
 	__u32 prod;		/* next index the producer will fill */
 	__u32 reserved0[15];
 	__u32 cons;		/* next index the consumer will read */
-	__u32 reserved1[15];
+	__u32 flags;		/* enum sroce_ring_flags, consumer-written */
+	__u32 reserved1[14];
 };
 
 /*
- * A completion as the kernel writes it into a CQ ring. Values are those of
- * the verbs API: status is enum ibv_wc_status, opcode enum ibv_wc_opcode,
- * wc_flags enum ibv_wc_flags; ex is the immediate data (big-endian, as on
- * the wire) or the invalidated rkey.
+ * Doorbells. On the send and receive rings of a queue pair the kernel is
+ * the consumer; it sets SROCE_RING_NEED_DOORBELL in flags when it will not
+ * look at the ring again by itself. After publishing prod, the provider
+ * issues a full memory barrier, reads flags, and only if the bit is set
+ * makes the doorbell system call (post_send or post_recv with no work
+ * requests). The kernel sets the bit, issues a full barrier and re-reads
+ * prod before it goes idle, so one side always sees the other's store.
+ * The send ring's cons is the oldest entry not yet completed: entries
+ * before it may be reused.
  */
+enum sroce_ring_flags {
+	SROCE_RING_NEED_DOORBELL = 1 << 0,
+};
+
+/*
+ * A completion as the kernel writes it into a CQ ring. status is enum
+ * ibv_wc_status (numbered as the kernel's enum ib_wc_status), opcode enum
+ * ib_uverbs_wc_opcode (as enum ibv_wc_opcode), wc_flags the SROCE_WC_F_*
+ * bits below; ex is the immediate data (big-endian, as on the wire) or the
+ * invalidated rkey.
+ */
+enum sroce_wc_flags {
+	SROCE_WC_F_GRH = 1 << 0,
+	SROCE_WC_F_WITH_IMM = 1 << 1,
+	SROCE_WC_F_WITH_INV = 1 << 2,
+};
+
 struct sroce_cqe {
 	__aligned_u64 wr_id;
 	__u32 status;
@@ -111,11 +134,21 @@ struct sroce_sge {
 	__u32 lkey;
 };
 
+/* send_flags of a send work queue entry (the values of ibv_send_flags). */
+enum sroce_send_flags {
+	SROCE_SEND_F_FENCE = 1 << 0,
+	SROCE_SEND_F_SIGNALED = 1 << 1,
+	SROCE_SEND_F_SOLICITED = 1 << 2,
+	SROCE_SEND_F_INLINE = 1 << 3,
+};
+
 /*
  * A send work queue entry: this header, then num_sge struct sroce_sge or
  * inline_len bytes of data, within the queue's wqe_size stride. opcode is
- * enum ibv_wr_opcode, send_flags enum ibv_send_flags; ex is the immediate
- * data (big-endian) or the rkey to invalidate.
+ * enum ib_uverbs_wr_opcode (the values of enum ibv_wr_opcode), send_flags
+ * enum sroce_send_flags; ex is the immediate data (big-endian) or the rkey
+ * to invalidate. The kernel copies an entry once, when it starts on it,
+ * and checks the copy; later changes to the ring entry have no effect.
  */
 struct sroce_send_wqe {
 	__aligned_u64 wr_id;
