@@ -7,9 +7,12 @@
 #define SROCE_H
 
 #include <linux/bits.h>
+#include <linux/hrtimer.h>
+#include <linux/in6.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/percpu.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/sroce-abi.h>
@@ -35,6 +38,13 @@
 #define SROCE_MAX_SGE		32
 #define SROCE_MAX_INLINE	256
 #define SROCE_MAX_RD_ATOMIC	16
+/* Largest message: reported as the port's max_msg_sz and enforced. */
+#define SROCE_MAX_MSG_SIZE	BIT(30)
+/* Packets a requester may have unacknowledged, and how often it asks. */
+#define SROCE_TX_WINDOW		128
+#define SROCE_ACKREQ_EVERY	32
+/* Packets one pass sends before letting softirqs drain the backlog. */
+#define SROCE_TX_BUDGET		32
 /* QPN 0 and 1 are the SMI and GSI QPs; keep a few more for the future. */
 #define SROCE_MIN_QPN		16
 #define SROCE_MAX_QPN		0xffffff
@@ -61,7 +71,20 @@
  * @SROCE_CNT_RX_DROP_BAD_PKEY: dropped: P_Key outside the default partition
  * @SROCE_CNT_RX_DROP_BAD_ICRC: dropped: invariant CRC mismatch
  * @SROCE_CNT_RX_DROP_NO_QP: dropped: valid, but no queue pair to take it
+ * @SROCE_CNT_RX_DROP_QP_STATE: dropped: the queue pair cannot take it now
+ * @SROCE_CNT_RX_DROP_WRONG_PEER: dropped: not from the connected peer
+ * @SROCE_CNT_RX_DUPLICATE: duplicate requests answered again
+ * @SROCE_CNT_RX_OUT_OF_SEQ: requests ahead of the expected PSN
  * @SROCE_CNT_PORT_EVENTS: port state changes dispatched to consumers
+ * @SROCE_CNT_TX_PACKETS: packets sent
+ * @SROCE_CNT_TX_DROP: packets that could not be built or queued
+ * @SROCE_CNT_RETRANSMIT_TIMEOUT: retransmissions after a local ACK timeout
+ * @SROCE_CNT_SEQ_NAK_RCVD: PSN sequence error NAKs received
+ * @SROCE_CNT_RNR_NAK_RCVD: RNR NAKs received
+ * @SROCE_CNT_RNR_NAK_SENT: RNR NAKs sent (no receive WQE posted)
+ * @SROCE_CNT_NAK_SENT: error NAKs sent (access, request, operation)
+ * @SROCE_CNT_CQ_OVERFLOW: completions lost to a full completion queue
+ * @SROCE_CNT_BAD_WQE: work queue entries or indices refused from user space
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -71,7 +94,20 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_BAD_PKEY,
 	SROCE_CNT_RX_DROP_BAD_ICRC,
 	SROCE_CNT_RX_DROP_NO_QP,
+	SROCE_CNT_RX_DROP_QP_STATE,
+	SROCE_CNT_RX_DROP_WRONG_PEER,
+	SROCE_CNT_RX_DUPLICATE,
+	SROCE_CNT_RX_OUT_OF_SEQ,
 	SROCE_CNT_PORT_EVENTS,
+	SROCE_CNT_TX_PACKETS,
+	SROCE_CNT_TX_DROP,
+	SROCE_CNT_RETRANSMIT_TIMEOUT,
+	SROCE_CNT_SEQ_NAK_RCVD,
+	SROCE_CNT_RNR_NAK_RCVD,
+	SROCE_CNT_RNR_NAK_SENT,
+	SROCE_CNT_NAK_SENT,
+	SROCE_CNT_CQ_OVERFLOW,
+	SROCE_CNT_BAD_WQE,
 	SROCE_NUM_COUNTERS
 };
 
@@ -135,6 +171,8 @@ struct sroce_dev {
 	struct sroce_pcpu_counters __percpu *counters;
 };
 
+struct sroce_qp;
+
 struct sroce_ucontext {
 	struct ib_ucontext ibuctx;
 };
@@ -154,9 +192,12 @@ struct sroce_pd {
  * @iova: address the region is accessed by
  * @length: bytes in the region
  * @access: IB_ACCESS_* flags
+ * @free_work: frees the region after an RCU grace period, so the data
+ *	path may use a region it looked up under RCU without a reference
  */
 struct sroce_mr {
 	struct ib_mr ibmr;
+	struct rcu_work free_work;
 	struct ib_umem *umem;
 	struct page **pages;
 	size_t npages;
@@ -210,10 +251,156 @@ struct sroce_cq {
 };
 
 /**
+ * struct sroce_path - how packets of a connected QP are addressed.
+ * @dmac: destination MAC from the address vector
+ * @ipv6: the GIDs are IPv6 (else IPv4-mapped)
+ * @loopback: the destination is this device: bypass the wire
+ * @saddr: source address (an IPv4 address in its mapped form)
+ * @daddr: destination address
+ * @tos: traffic class, with ECT(0) set
+ * @ttl: hop limit
+ * @flow_label: IPv6 flow label
+ * @sport: UDP source port, spreading QPs over flows
+ */
+struct sroce_path {
+	u8 dmac[ETH_ALEN];
+	bool ipv6;
+	bool loopback;
+	struct in6_addr saddr;
+	struct in6_addr daddr;
+	u8 tos;
+	u8 ttl;
+	u32 flow_label;
+	__be16 sport;
+};
+
+/* Per send-queue-slot state the requester keeps beside its WQE copy. */
+struct sroce_swqe_state {
+	u32 first_psn;		/* PSN of the WQE's first packet */
+	u32 npsn;		/* PSNs it spans (a read: its responses) */
+	u32 length;		/* message bytes */
+	u32 read_off;		/* read/atomic: response bytes placed */
+	int status;		/* IB_WC_SUCCESS, or an error found locally */
+};
+
+/**
+ * struct sroce_req - requester state, under &sroce_qp.req_lock.
+ * @fetched: SQ index up to which WQEs were copied into @shadow
+ * @head: oldest WQE not yet completed
+ * @next: WQE being sent
+ * @off: bytes of @next already sent
+ * @sge: SGE of @next that byte @off is in
+ * @sge_off: offset of byte @off within that SGE
+ * @psn: PSN of the next packet
+ * @una: oldest PSN not yet acknowledged
+ * @rd_pending: reads and atomics sent and not yet completed
+ * @since_ackreq: packets sent since the last one asking for an ACK
+ * @retry_left: retransmissions left before the QP fails
+ * @rnr_left: RNR retries left (7: unlimited)
+ * @rnr_wait: waiting out an RNR NAK's timer before resending
+ * @timer_una: @una when the timer was armed, to detect progress
+ * @shadow: kernel copies of the send WQEs, the SQ's stride apart
+ * @st: per-slot state of the WQEs in @shadow
+ */
+struct sroce_req {
+	u32 fetched;
+	u32 head;
+	u32 next;
+	u32 off;
+	u32 sge;
+	u32 sge_off;
+	u32 psn;
+	u32 una;
+	u32 rd_pending;
+	u32 since_ackreq;
+	u8 retry_left;
+	u8 rnr_left;
+	bool rnr_wait;
+	u32 timer_una;
+	void *shadow;
+	struct sroce_swqe_state *st;
+};
+
+/* Replies a responder queues: read responses and atomic acknowledgments. */
+enum sroce_reply_kind {
+	SROCE_REPLY_READ,
+	SROCE_REPLY_ATOMIC,
+};
+
+/*
+ * A reply the responder still has to send. Replies leave in PSN order, so
+ * ACKs for later requests wait behind them (see &sroce_resp.aeth_valid).
+ */
+struct sroce_reply {
+	enum sroce_reply_kind kind;
+	u32 psn;		/* PSN of the next packet */
+	u64 va;			/* read: where the next payload comes from */
+	u32 rkey;
+	u32 left;		/* read: bytes still to send */
+	bool first;		/* read: no response packet sent yet */
+	u64 orig;		/* atomic: the value before the operation */
+};
+
+/* A completed atomic, kept to answer a duplicate request the same way. */
+struct sroce_atomic_reply {
+	u32 psn;
+	bool valid;
+	u64 orig;
+};
+
+#define SROCE_REPLY_SLOTS	(2 * SROCE_MAX_RD_ATOMIC)
+
+/**
+ * struct sroce_resp - responder state, under &sroce_qp.resp_lock.
+ * @epsn: expected PSN
+ * @msn: messages completed
+ * @nak_seq_sent: a sequence NAK for @epsn is out; do not repeat it
+ * @in_send: a multi-packet SEND is in progress into @rwqe
+ * @in_write: a multi-packet RDMA WRITE is in progress
+ * @rq_cons: RQ index of the next receive WQE to take
+ * @rwqe: copy of the receive WQE a SEND in progress fills
+ * @recv_off: bytes placed into @rwqe so far
+ * @write_va: where the next WRITE payload goes
+ * @write_rkey: the WRITE's rkey
+ * @write_left: WRITE bytes still expected
+ * @write_len: the WRITE's total length (for WRITE_WITH_IMM completions)
+ * @replies: replies waiting to be sent, a ring
+ * @rp_head: next reply to send
+ * @rp_tail: next free reply slot
+ * @aeth_valid: an ACK or RNR NAK waits for @replies to drain
+ * @aeth_syn: its syndrome
+ * @aeth_psn: its PSN
+ * @atomics: replies of recent atomics, for duplicates
+ * @atomic_next: slot for the next atomic reply
+ */
+struct sroce_resp {
+	u32 epsn;
+	u32 msn;
+	bool nak_seq_sent;
+	bool in_send;
+	bool in_write;
+	u32 rq_cons;
+	struct sroce_recv_wqe *rwqe;
+	u32 recv_off;
+	u64 write_va;
+	u32 write_rkey;
+	u32 write_left;
+	u32 write_len;
+	struct sroce_reply replies[SROCE_REPLY_SLOTS];
+	u32 rp_head;
+	u32 rp_tail;
+	bool aeth_valid;
+	u8 aeth_syn;
+	u32 aeth_psn;
+	struct sroce_atomic_reply atomics[SROCE_MAX_RD_ATOMIC];
+	u32 atomic_next;
+};
+
+/**
  * struct sroce_qp - a queue pair.
  * @ibqp: the core's QP
  * @lock: serialises modify and query
- * @state: current IBA state
+ * @state: current IBA state; changed under both data-path locks
  * @attr: attributes as last set (qp_state and cap are kept separately)
  * @av: primary path, holding a GID attribute reference while @av_valid
  * @av_valid: @av has been set
@@ -221,6 +408,17 @@ struct sroce_cq {
  * @sq_sig_all: every send WQE completes
  * @sq: send ring (user produces)
  * @rq: receive ring (user produces)
+ * @path: packet addressing, set on the way to RTR
+ * @mtu: path MTU in bytes
+ * @dead: being destroyed: arm no timer, queue no work
+ * @req_lock: requester and completer state
+ * @req: requester state
+ * @resp_lock: responder state
+ * @resp: responder state
+ * @timer: retransmission and RNR timer
+ * @req_work: continues sending where a softirq pass stopped
+ * @resp_work: sends read responses too large for one softirq pass
+ * @err_work: completes everything outstanding after a data-path error
  */
 struct sroce_qp {
 	struct ib_qp ibqp;
@@ -233,6 +431,17 @@ struct sroce_qp {
 	bool sq_sig_all;
 	struct sroce_ring sq;
 	struct sroce_ring rq;
+	struct sroce_path path;
+	u32 mtu;
+	bool dead;
+	spinlock_t req_lock;	/* requester */
+	struct sroce_req req;
+	spinlock_t resp_lock;	/* responder */
+	struct sroce_resp resp;
+	struct hrtimer timer;
+	struct work_struct req_work;
+	struct work_struct resp_work;
+	struct work_struct err_work;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -302,6 +511,18 @@ int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct sroce_mr *sroce_mr_lookup(struct sroce_dev *sdev, u32 key,
+				 struct ib_pd *pd, u64 va, u64 len, int access);
+void sroce_mr_copy_from(struct sroce_mr *mr, u64 va, void *dst, u32 len);
+void sroce_mr_write(struct sroce_mr *mr, u64 va, const void *src, u32 len);
+int sroce_mr_copy_to_skb(struct sroce_mr *mr, u64 va,
+			 const struct sk_buff *skb, int off, u32 len);
+u64 *sroce_mr_map_u64(struct sroce_mr *mr, u64 va);
+int sroce_sgl_place(struct sroce_qp *qp, const struct sroce_sge *sge,
+		    u32 nsge, u32 pos, const struct sk_buff *skb, int off,
+		    u32 len);
+int sroce_sgl_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
+		     u32 nsge, u32 *sge_idx, u32 *sge_off, void *dst, u32 len);
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
@@ -320,6 +541,8 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+void sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
+		   bool solicited);
 
 /* sroce_qp.c */
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -329,6 +552,76 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
 int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+void sroce_qp_set_error(struct sroce_qp *qp);
+struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn);
+
+/*
+ * Queue pair state as the data path sees it; changed under both data-path
+ * locks, so holding either one keeps it stable.
+ */
+static inline enum ib_qp_state sroce_qp_state(struct sroce_qp *qp)
+{
+	return READ_ONCE(qp->state);
+}
+
+/* Compare 24-bit PSNs: negative, zero or positive as a is before b. */
+static inline int sroce_psn_cmp(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8);
+}
+
+/**
+ * struct sroce_pkt - a received packet that passed validation.
+ * @skb: the packet, IP header at skb->data, headers through the payload
+ *	start in the linear area
+ * @hdr: the BTH and extension headers (in the linear area)
+ * @opcode: BTH opcode
+ * @psn: BTH PSN
+ * @ackreq: the sender asks for an acknowledgment
+ * @se: solicited event
+ * @hdr_len: bytes of BTH and extension headers
+ * @payload_off: offset of the payload from skb->data
+ * @payload_len: payload bytes, without pad and ICRC
+ * @saddr: source IP address (IPv4 in its mapped form)
+ */
+struct sroce_pkt {
+	struct sk_buff *skb;
+	struct in6_addr saddr;
+	const u8 *hdr;
+	u8 opcode;
+	u32 psn;
+	bool ackreq;
+	bool se;
+	unsigned int hdr_len;
+	unsigned int payload_off;
+	unsigned int payload_len;
+};
+
+/* sroce_req.c */
+void sroce_req_init(struct sroce_qp *qp);
+void sroce_req_kick(struct sroce_qp *qp);
+void sroce_req_work(struct work_struct *work);
+enum hrtimer_restart sroce_req_timer(struct hrtimer *timer);
+void sroce_req_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_req_flush(struct sroce_qp *qp);
+
+/* sroce_resp.c */
+void sroce_resp_init(struct sroce_qp *qp);
+void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_resp_work(struct work_struct *work);
+void sroce_resp_flush(struct sroce_qp *qp);
+
+/* sroce_tx.c */
+int sroce_path_init(struct sroce_qp *qp);
+struct sk_buff *sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
+			       bool ackreq, bool se, unsigned int ext_len,
+			       unsigned int payload, void **ext,
+			       void **payload_buf);
+void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb);
 
 /* sroce_net.c */
 enum ib_port_state sroce_port_state(struct net_device *ndev);
@@ -349,5 +642,6 @@ __le32 sroce_icrc(const struct sk_buff *skb, unsigned int bth_off,
 
 /* sroce_main.c */
 void sroce_dev_netdev_gone(struct sroce_dev *sdev);
+extern struct workqueue_struct *sroce_data_wq;
 
 #endif /* SROCE_H */

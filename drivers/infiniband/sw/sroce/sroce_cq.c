@@ -4,8 +4,8 @@
  * process that owns it: the kernel produces, the provider polls without a
  * system call. Arming for completion events goes through the kernel.
  *
- * Only user CQs exist for now: kernel consumers need queue pairs as well
- * before the rdma core offers them the device.
+ * Only user CQs exist for now: kernel consumers need kernel queue pairs
+ * as well before the rdma core offers them the device.
  */
 #include "sroce.h"
 
@@ -171,4 +171,54 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	sroce_ring_free(&old);
 	/* Only a fault on the response buffer can fail this now. */
 	return sroce_cq_copy_resp(udata, &new);
+}
+
+/**
+ * sroce_cq_post() - add one completion and raise an event if armed.
+ * @cq: the completion queue
+ * @cqe: the completion
+ * @solicited: the completion is for a solicited message
+ *
+ * A full queue loses the completion: that is a CQ overrun, reported to the
+ * owner as an IB_EVENT_CQ_ERR and counted.
+ * Context: any; the data path calls it with its QP locks held.
+ */
+void sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
+		   bool solicited)
+{
+	struct sroce_dev *sdev = to_sdev(cq->ibcq.device);
+	unsigned long flags;
+	bool notify = false;
+	u32 used;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	/* An impossible consumer index from user space reads as full. */
+	used = cq->prod - READ_ONCE(cq->ring.hdr->cons);
+	if (used >= cq->ring.num_entries) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		sroce_count(sdev, SROCE_CNT_CQ_OVERFLOW);
+		if (cq->ibcq.event_handler) {
+			struct ib_event ev = {
+				.device = cq->ibcq.device,
+				.element.cq = &cq->ibcq,
+				.event = IB_EVENT_CQ_ERR,
+			};
+
+			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+		}
+		return;
+	}
+	memcpy(sroce_ring_entry(&cq->ring, cq->prod), cqe, sizeof(*cqe));
+	cq->prod++;
+	/* The entry is visible before the index that publishes it. */
+	smp_store_release(&cq->ring.hdr->prod, cq->prod);
+	if (cq->notify == IB_CQ_NEXT_COMP ||
+	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
+		cq->notify = 0;
+		notify = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (notify && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }

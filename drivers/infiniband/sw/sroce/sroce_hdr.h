@@ -32,12 +32,16 @@ struct sroce_bth {
 
 static_assert(sizeof(struct sroce_bth) == SROCE_BTH_BYTES);
 
+#define SROCE_BTH_SE		0x80	/* flags: solicited event */
 #define SROCE_BTH_PAD_SHIFT	4
 #define SROCE_BTH_PAD_MASK	0x30
 #define SROCE_BTH_TVER_MASK	0x0f
 #define SROCE_BTH_QPN_MASK	0x00ffffff
 #define SROCE_BTH_RESV8A_MASK	0xff000000	/* FECN, BECN, reserved */
 #define SROCE_BTH_PKEY_LOW15	0x7fff
+#define SROCE_BTH_PKEY_DEFAULT	0xffff
+#define SROCE_BTH_ACKREQ	0x80000000	/* in apsn */
+#define SROCE_BTH_PSN_MASK	0x00ffffff
 
 /* Extended transport header sizes, IBA 9.3. */
 #define SROCE_RDETH_BYTES	4
@@ -48,6 +52,46 @@ static_assert(sizeof(struct sroce_bth) == SROCE_BTH_BYTES);
 #define SROCE_ATMACK_BYTES	8
 #define SROCE_IMMDT_BYTES	4
 #define SROCE_IETH_BYTES	4
+
+/* RDMA extended transport header, IBA 9.3.3. */
+struct sroce_reth {
+	__be64 va;
+	__be32 rkey;
+	__be32 len;
+} __packed;
+
+/* Atomic extended transport header, IBA 9.3.4. */
+struct sroce_atmeth {
+	__be64 va;
+	__be32 rkey;
+	__be64 swap_add;
+	__be64 compare;
+} __packed;
+
+static_assert(sizeof(struct sroce_reth) == SROCE_RETH_BYTES);
+static_assert(sizeof(struct sroce_atmeth) == SROCE_ATMETH_BYTES);
+
+/*
+ * ACK extended transport header, IBA 9.3.5: a syndrome byte, then the
+ * 24-bit MSN. The syndrome's top three bits give the kind, the low five a
+ * credit count (ACK), a timer code (RNR NAK) or a NAK code.
+ */
+#define SROCE_AETH_SYN_SHIFT	24
+#define SROCE_AETH_MSN_MASK	0x00ffffff
+#define SROCE_AETH_KIND_MASK	0x60
+#define SROCE_AETH_VAL_MASK	0x1f
+#define SROCE_AETH_ACK		0x00
+#define SROCE_AETH_RNR_NAK	0x20
+#define SROCE_AETH_NAK		0x60
+/* No end-to-end credits: sroce never limits requesters by credit. */
+#define SROCE_AETH_CREDIT_NONE	0x1f
+
+enum sroce_nak_code {
+	SROCE_NAK_PSN_SEQ = 0,
+	SROCE_NAK_INV_REQ = 1,
+	SROCE_NAK_REM_ACCESS = 2,
+	SROCE_NAK_REM_OP = 3,
+};
 
 /* Transport service in the top three opcode bits, IBA 9.2.1. */
 enum sroce_transport {

@@ -35,6 +35,8 @@
 static LIST_HEAD(sroce_dev_list);
 static DEFINE_MUTEX(sroce_dev_list_lock);
 static struct workqueue_struct *sroce_wq;
+/* Data-path work: continued sending, read responses, flushes, MR frees. */
+struct workqueue_struct *sroce_data_wq;
 
 static void sroce_dealloc_driver(struct ib_device *ibdev)
 {
@@ -44,6 +46,9 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&sdev->pd_ida);
 	/* The core destroyed every user object before calling us. */
 	WARN_ON(!xa_empty(&sdev->mr_xa));
+	/* Region frees wait for RCU and still use the device; finish them. */
+	rcu_barrier();
+	flush_workqueue(sroce_data_wq);
 	xa_destroy(&sdev->mr_xa);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	xa_destroy(&sdev->qp_xa);
@@ -138,6 +143,8 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_qp = sroce_destroy_qp,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
+	.post_recv = sroce_post_recv,
+	.post_send = sroce_post_send,
 	.get_hw_stats = sroce_get_hw_stats,
 	.get_link_layer = sroce_get_link_layer,
 	.get_port_immutable = sroce_get_port_immutable,
@@ -239,7 +246,9 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    ndev->dev_addr);
 	/* Legacy write() commands outside the core's default set. */
-	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV);
 
 	err = ib_device_set_netdev(ibdev, ndev, SROCE_PORT);
 	if (err)
@@ -303,13 +312,23 @@ static int __init sroce_init(void)
 	sroce_wq = alloc_workqueue("sroce", WQ_UNBOUND, 0);
 	if (!sroce_wq)
 		return -ENOMEM;
-	err = sroce_net_init();
-	if (err) {
-		destroy_workqueue(sroce_wq);
-		return err;
+	sroce_data_wq = alloc_workqueue("sroce_data",
+					WQ_UNBOUND | WQ_HIGHPRI, 0);
+	if (!sroce_data_wq) {
+		err = -ENOMEM;
+		goto err_wq;
 	}
+	err = sroce_net_init();
+	if (err)
+		goto err_data_wq;
 	rdma_link_register(&sroce_link_ops);
 	return 0;
+
+err_data_wq:
+	destroy_workqueue(sroce_data_wq);
+err_wq:
+	destroy_workqueue(sroce_wq);
+	return err;
 }
 
 static void __exit sroce_exit(void)
@@ -319,6 +338,8 @@ static void __exit sroce_exit(void)
 	sroce_reap_devices(true);
 	/* No device has our rx_handler now, so no new unregister work. */
 	sroce_net_exit();
+	rcu_barrier();
+	destroy_workqueue(sroce_data_wq);
 	destroy_workqueue(sroce_wq);
 }
 

@@ -11,6 +11,7 @@
  * key kept after deregistration matches a later region only after the
  * whole table and the generation byte have both wrapped.
  */
+#include <linux/highmem.h>
 #include <linux/overflow.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_umem.h>
@@ -113,14 +114,241 @@ err_free:
 	return ERR_PTR(err);
 }
 
+static void sroce_mr_free_work(struct work_struct *work)
+{
+	struct sroce_mr *mr = container_of(to_rcu_work(work), struct sroce_mr,
+					   free_work);
+
+	kvfree(mr->pages);
+	ib_umem_release(mr->umem);
+	kfree(mr);
+}
+
+/*
+ * The data path looks regions up under RCU and uses them without a
+ * reference, so the pages stay pinned until every such user is done.
+ */
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
 	struct sroce_mr *mr = to_smr(ibmr);
 
 	xa_erase(&sdev->mr_xa, ibmr->lkey >> 8);
-	kvfree(mr->pages);
-	ib_umem_release(mr->umem);
-	kfree(mr);
+	INIT_RCU_WORK(&mr->free_work, sroce_mr_free_work);
+	queue_rcu_work(sroce_data_wq, &mr->free_work);
 	return 0;
+}
+
+/**
+ * sroce_mr_lookup() - find the region a key names and check an access.
+ * @sdev: the device
+ * @key: lkey or rkey
+ * @pd: protection domain the access comes through
+ * @va: first byte accessed
+ * @len: bytes accessed; zero checks the key alone
+ * @access: IB_ACCESS_* rights the access needs (0 for a local read)
+ *
+ * Context: RCU read side (softirq or BH disabled); the region stays valid
+ * until the caller leaves it.
+ * Return: the region, or NULL when the key is unknown or stale, the PD
+ * differs, a right is missing or the range leaves the region.
+ */
+struct sroce_mr *sroce_mr_lookup(struct sroce_dev *sdev, u32 key,
+				 struct ib_pd *pd, u64 va, u64 len, int access)
+{
+	struct sroce_mr *mr = xa_load(&sdev->mr_xa, key >> 8);
+	u64 end;
+
+	if (!mr || mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
+	    (mr->access & access) != access)
+		return NULL;
+	/* Both ends inside [iova, iova + length), without wrapping. */
+	if (check_add_overflow(va, len, &end) || va < mr->iova ||
+	    end > mr->iova + mr->length)
+		return NULL;
+	return mr;
+}
+
+/* Page index and offset of a byte of the region (already range-checked). */
+static void sroce_mr_locate(struct sroce_mr *mr, u64 va, size_t *idx,
+			    unsigned int *off)
+{
+	u64 pos = va - mr->iova + mr->page_offset;
+
+	*idx = pos >> PAGE_SHIFT;
+	*off = pos & ~PAGE_MASK;
+}
+
+/* Copy bytes out of a region whose range the caller checked. */
+void sroce_mr_copy_from(struct sroce_mr *mr, u64 va, void *dst, u32 len)
+{
+	unsigned int off, n;
+	size_t idx;
+	void *src;
+
+	sroce_mr_locate(mr, va, &idx, &off);
+	while (len) {
+		n = min_t(u32, len, PAGE_SIZE - off);
+		src = kmap_local_page(mr->pages[idx]);
+		memcpy(dst, src + off, n);
+		kunmap_local(src);
+		dst += n;
+		len -= n;
+		idx++;
+		off = 0;
+	}
+}
+
+/* Copy bytes into a region whose range the caller checked. */
+void sroce_mr_write(struct sroce_mr *mr, u64 va, const void *src, u32 len)
+{
+	unsigned int off, n;
+	size_t idx;
+	void *dst;
+
+	sroce_mr_locate(mr, va, &idx, &off);
+	while (len) {
+		n = min_t(u32, len, PAGE_SIZE - off);
+		dst = kmap_local_page(mr->pages[idx]);
+		memcpy(dst + off, src, n);
+		kunmap_local(dst);
+		flush_dcache_page(mr->pages[idx]);
+		src += n;
+		len -= n;
+		idx++;
+		off = 0;
+	}
+}
+
+/**
+ * sroce_mr_copy_to_skb() - place packet payload into a region.
+ * @mr: region whose range the caller checked
+ * @va: where the bytes go
+ * @skb: the packet
+ * @off: offset of the bytes in @skb (from skb->data)
+ * @len: bytes to copy
+ *
+ * Return: 0, or -EFAULT when the packet is shorter than claimed.
+ */
+int sroce_mr_copy_to_skb(struct sroce_mr *mr, u64 va,
+			 const struct sk_buff *skb, int off, u32 len)
+{
+	unsigned int poff, n;
+	size_t idx;
+	void *dst;
+	int err = 0;
+
+	sroce_mr_locate(mr, va, &idx, &poff);
+	while (len && !err) {
+		n = min_t(u32, len, PAGE_SIZE - poff);
+		dst = kmap_local_page(mr->pages[idx]);
+		err = skb_copy_bits(skb, off, dst + poff, n);
+		kunmap_local(dst);
+		flush_dcache_page(mr->pages[idx]);
+		off += n;
+		len -= n;
+		idx++;
+		poff = 0;
+	}
+	return err ? -EFAULT : 0;
+}
+
+/*
+ * The 8 bytes an atomic targets; @va is 8-byte aligned, so they sit in one
+ * page. Unmap with kunmap_local().
+ */
+u64 *sroce_mr_map_u64(struct sroce_mr *mr, u64 va)
+{
+	unsigned int off;
+	size_t idx;
+
+	sroce_mr_locate(mr, va, &idx, &off);
+	return kmap_local_page(mr->pages[idx]) + off;
+}
+
+/**
+ * sroce_sgl_place() - place packet payload into a scatter/gather list.
+ * @qp: queue pair whose PD the local keys must belong to
+ * @sge: the list (a kernel copy)
+ * @nsge: entries in @sge
+ * @pos: message offset of the first byte
+ * @skb: the packet
+ * @off: offset of the bytes in @skb
+ * @len: bytes to place
+ *
+ * Context: RCU read side.
+ * Return: 0; -EMSGSIZE when the list is too short for the message;
+ * -EACCES when an lkey is bad, lacks local write access or its range does
+ * not cover the SGE; -EFAULT when the packet is short.
+ */
+int sroce_sgl_place(struct sroce_qp *qp, const struct sroce_sge *sge,
+		    u32 nsge, u32 pos, const struct sk_buff *skb, int off,
+		    u32 len)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_mr *mr;
+	u32 i, n;
+	int err;
+
+	for (i = 0; i < nsge && len; i++) {
+		if (pos >= sge[i].length) {
+			pos -= sge[i].length;
+			continue;
+		}
+		n = min(len, sge[i].length - pos);
+		mr = sroce_mr_lookup(sdev, sge[i].lkey, qp->ibqp.pd,
+				     sge[i].addr + pos, n,
+				     IB_ACCESS_LOCAL_WRITE);
+		if (!mr)
+			return -EACCES;
+		err = sroce_mr_copy_to_skb(mr, sge[i].addr + pos, skb, off, n);
+		if (err)
+			return err;
+		off += n;
+		len -= n;
+		pos = 0;
+	}
+	return len ? -EMSGSIZE : 0;
+}
+
+/**
+ * sroce_sgl_gather() - copy message bytes out of a scatter/gather list.
+ * @qp: queue pair whose PD the local keys must belong to
+ * @sge: the list (a kernel copy)
+ * @nsge: entries in @sge
+ * @sge_idx: cursor: the SGE to start in; advanced
+ * @sge_off: cursor: offset within that SGE; advanced
+ * @dst: where the bytes go
+ * @len: bytes to copy; the list holds at least that many from the cursor
+ *
+ * Context: RCU read side.
+ * Return: 0, or -EACCES when an lkey does not cover its SGE.
+ */
+int sroce_sgl_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
+		     u32 nsge, u32 *sge_idx, u32 *sge_off, void *dst, u32 len)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	u32 i = *sge_idx, pos = *sge_off, n;
+	struct sroce_mr *mr;
+
+	while (len && i < nsge) {
+		n = min(len, sge[i].length - pos);
+		if (n) {
+			mr = sroce_mr_lookup(sdev, sge[i].lkey, qp->ibqp.pd,
+					     sge[i].addr + pos, n, 0);
+			if (!mr)
+				return -EACCES;
+			sroce_mr_copy_from(mr, sge[i].addr + pos, dst, n);
+			dst += n;
+			len -= n;
+			pos += n;
+		}
+		if (pos == sge[i].length) {
+			i++;
+			pos = 0;
+		}
+	}
+	*sge_idx = i;
+	*sge_off = pos;
+	return len ? -EACCES : 0;
 }

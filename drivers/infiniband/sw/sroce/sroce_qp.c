@@ -2,10 +2,12 @@
 /*
  * Queue pairs: creation with send and receive rings shared with user space,
  * the IBA state machine (IBA 10.3, table 91, checked by the core's
- * ib_modify_qp_is_ok()), attribute validation, query and destroy.
+ * ib_modify_qp_is_ok()), attribute validation, query, destroy, the
+ * doorbells and the move to the error state with its flush.
  *
- * Only the control path exists so far; posting work requests is not
- * implemented, so the provider leaves post_send/post_recv unset.
+ * The provider posts work requests by writing the rings; post_send and
+ * post_recv are only doorbells (no work requests) and kernel QPs do not
+ * exist yet.
  */
 #include <rdma/ib_cache.h>
 
@@ -36,6 +38,79 @@ static int sroce_qp_check_init_attr(struct ib_qp_init_attr *init)
 	return 0;
 }
 
+static void sroce_qp_free_shadow(struct sroce_qp *qp)
+{
+	kvfree(qp->req.shadow);
+	kvfree(qp->req.st);
+	kfree(qp->resp.rwqe);
+	qp->req.shadow = NULL;
+	qp->req.st = NULL;
+	qp->resp.rwqe = NULL;
+}
+
+static int sroce_qp_alloc_shadow(struct sroce_qp *qp)
+{
+	qp->req.shadow = kvcalloc(qp->sq.num_entries, qp->sq.entry_size,
+				  GFP_KERNEL_ACCOUNT);
+	qp->req.st = kvcalloc(qp->sq.num_entries, sizeof(*qp->req.st),
+			      GFP_KERNEL_ACCOUNT);
+	qp->resp.rwqe = kzalloc(qp->rq.entry_size, GFP_KERNEL_ACCOUNT);
+	if (qp->req.shadow && qp->req.st && qp->resp.rwqe)
+		return 0;
+	sroce_qp_free_shadow(qp);
+	return -ENOMEM;
+}
+
+/* Complete everything outstanding of a QP in the error state. */
+static void sroce_qp_flush(struct sroce_qp *qp)
+{
+	spin_lock_bh(&qp->req_lock);
+	if (sroce_qp_state(qp) == IB_QPS_ERR)
+		sroce_req_flush(qp);
+	spin_unlock_bh(&qp->req_lock);
+	spin_lock_bh(&qp->resp_lock);
+	if (sroce_qp_state(qp) == IB_QPS_ERR)
+		sroce_resp_flush(qp);
+	spin_unlock_bh(&qp->resp_lock);
+}
+
+static void sroce_qp_err_work(struct work_struct *work)
+{
+	sroce_qp_flush(container_of(work, struct sroce_qp, err_work));
+}
+
+/**
+ * sroce_qp_set_error() - move a QP to the error state from the data path.
+ * @qp: the queue pair
+ *
+ * The flush runs from a work item, outside the caller's lock.
+ * Context: req_lock or resp_lock held.
+ */
+void sroce_qp_set_error(struct sroce_qp *qp)
+{
+	if (sroce_qp_state(qp) == IB_QPS_ERR)
+		return;
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	if (!qp->dead)
+		queue_work(sroce_data_wq, &qp->err_work);
+}
+
+/* Context: RCU read side; the QP stays valid until the caller leaves it. */
+struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn)
+{
+	return xa_load(&sdev->qp_xa, qpn);
+}
+
+/* Stop the timer and the work items; the QP must be dead or in RESET. */
+static void sroce_qp_quiesce(struct sroce_qp *qp)
+{
+	hrtimer_cancel(&qp->timer);
+	cancel_work_sync(&qp->req_work);
+	cancel_work_sync(&qp->resp_work);
+	cancel_work_sync(&qp->err_work);
+	hrtimer_cancel(&qp->timer);
+}
+
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -57,6 +132,14 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	mutex_init(&qp->lock);
 	qp->state = IB_QPS_RESET;
+	/* The receive path may find the QP as soon as it has a number. */
+	spin_lock_init(&qp->req_lock);
+	spin_lock_init(&qp->resp_lock);
+	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	qp->timer.function = sroce_req_timer;
+	INIT_WORK(&qp->req_work, sroce_req_work);
+	INIT_WORK(&qp->resp_work, sroce_resp_work);
+	INIT_WORK(&qp->err_work, sroce_qp_err_work);
 	sq_wqe_size = sroce_wqe_size(sizeof(struct sroce_send_wqe),
 				     max_t(u32, cap->max_send_sge, 1),
 				     cap->max_inline_data);
@@ -82,6 +165,11 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			       rq_wqe_size, sroce_udata_ucontext(udata));
 	if (err)
 		goto err_sq;
+	err = sroce_qp_alloc_shadow(qp);
+	if (err)
+		goto err_rq;
+	/* The kernel side starts idle: the first post rings. */
+	qp->sq.hdr->flags = SROCE_RING_NEED_DOORBELL;
 
 	/* Report what the rings really hold. */
 	cap->max_send_wr = qp->sq.num_entries;
@@ -108,9 +196,11 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	resp.rq_wqe_size = rq_wqe_size;
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err)
-		goto err_rq;
+		goto err_shadow;
 	return 0;
 
+err_shadow:
+	sroce_qp_free_shadow(qp);
 err_rq:
 	sroce_ring_free(&qp->rq);
 err_sq:
@@ -127,7 +217,16 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibqp->device);
 	struct sroce_qp *qp = to_sqp(ibqp);
 
+	spin_lock_bh(&qp->req_lock);
+	spin_lock(&qp->resp_lock);
+	qp->dead = true;
+	spin_unlock(&qp->resp_lock);
+	spin_unlock_bh(&qp->req_lock);
 	xa_erase(&sdev->qp_xa, ibqp->qp_num);
+	/* Receivers found the QP under RCU; wait until none is left. */
+	synchronize_rcu();
+	sroce_qp_quiesce(qp);
+	sroce_qp_free_shadow(qp);
 	if (qp->av_valid)
 		rdma_destroy_ah_attr(&qp->av);
 	sroce_ring_free(&qp->rq);
@@ -182,6 +281,71 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 			return -EINVAL;
 	}
 	return 0;
+}
+
+/* Address, MTU and responder state for a QP on its way to RTR. */
+static int sroce_qp_to_rtr(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	enum ib_mtu active = sroce_active_mtu(sdev->ndev);
+	enum ib_mtu mtu = qp->attr.path_mtu ? qp->attr.path_mtu : active;
+
+	if (!qp->av_valid)
+		return -EINVAL;
+	qp->mtu = ib_mtu_enum_to_int(min(mtu, active));
+	return sroce_path_init(qp);
+}
+
+/*
+ * Make the new state visible to the data path, starting the requester or
+ * responder where it begins to run. The data path may have moved the QP
+ * to the error state since the checks: then the modify fails.
+ */
+static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
+				 enum ib_qp_state next)
+{
+	int err = 0;
+	u32 prod;
+
+	spin_lock_bh(&qp->req_lock);
+	spin_lock(&qp->resp_lock);
+	if (qp->state != cur) {
+		err = -EINVAL;
+		goto out;
+	}
+	switch (next) {
+	case IB_QPS_RESET:
+		/* Whatever is posted is discarded. */
+		prod = READ_ONCE(qp->sq.hdr->prod);
+		qp->req.head = prod;
+		qp->req.fetched = prod;
+		qp->req.next = prod;
+		/* Release: pairs with the provider's acquire of cons. */
+		smp_store_release(&qp->sq.hdr->cons, prod);
+		qp->sq.hdr->flags = SROCE_RING_NEED_DOORBELL;
+		prod = READ_ONCE(qp->rq.hdr->prod);
+		qp->resp.rq_cons = prod;
+		qp->resp.in_send = false;
+		/* Release: pairs with the provider's acquire of cons. */
+		smp_store_release(&qp->rq.hdr->cons, prod);
+		qp->rq.hdr->flags = 0;
+		break;
+	case IB_QPS_RTR:
+		if (cur != IB_QPS_RTR)
+			sroce_resp_init(qp);
+		break;
+	case IB_QPS_RTS:
+		if (cur == IB_QPS_RTR)
+			sroce_req_init(qp);
+		break;
+	default:
+		break;
+	}
+	WRITE_ONCE(qp->state, next);
+out:
+	spin_unlock(&qp->resp_lock);
+	spin_unlock_bh(&qp->req_lock);
+	return err;
 }
 
 int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -241,12 +405,23 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		qp->attr.en_sqd_async_notify = attr->en_sqd_async_notify;
 
-	if (next == IB_QPS_RESET && qp->av_valid) {
-		rdma_destroy_ah_attr(&qp->av);
-		qp->av_valid = false;
+	if (next == IB_QPS_RTR && cur != IB_QPS_RTR) {
+		err = sroce_qp_to_rtr(qp);
+		if (err)
+			goto out;
 	}
-	qp->state = next;
-	err = 0;
+	if (next == IB_QPS_RESET) {
+		sroce_qp_quiesce(qp);
+		if (qp->av_valid) {
+			rdma_destroy_ah_attr(&qp->av);
+			qp->av_valid = false;
+		}
+	}
+	err = sroce_qp_commit_state(qp, cur, next);
+	if (!err && next == IB_QPS_ERR)
+		sroce_qp_flush(qp);
+	if (!err && next == IB_QPS_RTS)
+		sroce_req_kick(qp);
 out:
 	mutex_unlock(&qp->lock);
 	return err;
@@ -290,5 +465,64 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->cap = qp->cap;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
 					     IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/**
+ * sroce_post_send() - the send doorbell.
+ * @ibqp: the queue pair
+ * @wr: must be NULL: user space posts through the send ring
+ * @bad_wr: set to @wr when refused
+ *
+ * Return: 0, or -EOPNOTSUPP for work requests from kernel consumers.
+ */
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	if (wr) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	WRITE_ONCE(qp->sq.hdr->flags, 0);
+	/* Pairs with the provider's barrier between prod and flags. */
+	smp_mb();
+	switch (sroce_qp_state(qp)) {
+	case IB_QPS_RTS:
+		sroce_req_kick(qp);
+		break;
+	case IB_QPS_ERR:
+		sroce_qp_flush(qp);
+		break;
+	default:
+		/* Nothing is sent before RTS; keep asking for doorbells. */
+		WRITE_ONCE(qp->sq.hdr->flags, SROCE_RING_NEED_DOORBELL);
+		break;
+	}
+	return 0;
+}
+
+/**
+ * sroce_post_recv() - the receive doorbell, rung only in the error state.
+ * @ibqp: the queue pair
+ * @wr: must be NULL: user space posts through the receive ring
+ * @bad_wr: set to @wr when refused
+ *
+ * The responder reads the receive ring when a message arrives; a doorbell
+ * is needed only to flush receive WQEs posted to a QP in error.
+ * Return: 0, or -EOPNOTSUPP for work requests from kernel consumers.
+ */
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	if (wr) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	if (sroce_qp_state(qp) == IB_QPS_ERR)
+		sroce_qp_flush(qp);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <net/ip.h>
+#include <net/ipv6.h>
 
 #include "sroce.h"
 #include "sroce_hdr.h"
@@ -53,6 +54,67 @@ static bool sroce_rcv_ip_udp(struct sk_buff *skb, unsigned int *l4off,
 	*ulen = ntohs(uh->len);
 	return *ulen == l3len - *l4off &&
 	       *ulen >= sizeof(*uh) + SROCE_BTH_BYTES + SROCE_ICRC_BYTES;
+}
+
+/* Source address of the packet, IPv4 in its mapped form. */
+static void sroce_rcv_saddr(const struct sk_buff *skb, struct in6_addr *a)
+{
+	if (skb->protocol == htons(ETH_P_IP))
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr, a);
+	else
+		*a = ipv6_hdr(skb)->saddr;
+}
+
+static bool sroce_opcode_is_response(u8 op)
+{
+	return op == SROCE_OP_ACKNOWLEDGE ||
+	       op == SROCE_OP_ATOMIC_ACKNOWLEDGE ||
+	       (op >= SROCE_OP_READ_RESPONSE_FIRST &&
+		op <= SROCE_OP_READ_RESPONSE_ONLY);
+}
+
+/*
+ * Hand a valid packet to its queue pair: responses to the requester, the
+ * rest to the responder. Only RC QPs exist; other transports find none.
+ */
+static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
+			       unsigned int bth_off, unsigned int hdr_len,
+			       unsigned int payload)
+{
+	const struct sroce_bth *bth = (const void *)(skb->data + bth_off);
+	struct sroce_pkt pkt = {
+		.skb = skb,
+		.hdr = skb->data + bth_off,
+		.opcode = bth->opcode,
+		.psn = be32_to_cpu(bth->apsn) & SROCE_BTH_PSN_MASK,
+		.ackreq = !!(bth->apsn & cpu_to_be32(SROCE_BTH_ACKREQ)),
+		.se = !!(bth->flags & SROCE_BTH_SE),
+		.hdr_len = hdr_len,
+		.payload_off = bth_off + hdr_len,
+		.payload_len = payload,
+	};
+	struct sroce_qp *qp;
+
+	rcu_read_lock();
+	qp = sroce_qp_lookup_rcu(sdev, be32_to_cpu(bth->qpn) &
+				 SROCE_BTH_QPN_MASK);
+	if (!qp || (pkt.opcode & SROCE_TRANSPORT_MASK) != SROCE_TRANSPORT_RC) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+		goto out;
+	}
+	sroce_rcv_saddr(skb, &pkt.saddr);
+	/* An RC QP talks to one peer; the path is set before RTR. */
+	if (!ipv6_addr_equal(&pkt.saddr, &qp->path.daddr)) {
+		sroce_count(sdev, SROCE_CNT_RX_DROP_WRONG_PEER);
+		goto out;
+	}
+	if (sroce_opcode_is_response(pkt.opcode & SROCE_OP_MASK))
+		sroce_req_rcv(qp, &pkt);
+	else
+		sroce_resp_rcv(qp, &pkt);
+out:
+	rcu_read_unlock();
+	consume_skb(skb);
 }
 
 /**
@@ -123,8 +185,8 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 		goto drop;
 	}
 
-	/* A valid packet; no queue pair exists to take it yet. */
-	drop = SROCE_CNT_RX_DROP_NO_QP;
+	sroce_rcv_dispatch(sdev, skb, bth_off, info->hdr_len, payload);
+	return;
 drop:
 	sroce_count(sdev, drop);
 	kfree_skb(skb);

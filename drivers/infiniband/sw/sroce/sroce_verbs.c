@@ -29,9 +29,8 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	/*
 	 * Protection domains, memory regions, completion queues and RC queue
-	 * pairs (control path) exist so far; every
-	 * other object limit is zero until the verbs that create those
-	 * objects are implemented.
+	 * pairs exist so far; every other object limit is zero until the
+	 * verbs that create those objects are implemented.
 	 */
 	attr->max_pd = SROCE_MAX_PD;
 	attr->max_mr = SROCE_MAX_MR;
@@ -46,7 +45,8 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* Responder atomics are CPU atomics on the target: atomic HCA-wide. */
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
 	attr->local_ca_ack_delay = 15;
 	return 0;
@@ -68,7 +68,7 @@ int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->gid_tbl_len = SROCE_GID_TABLE_LEN;
 	attr->pkey_tbl_len = SROCE_PKEY_TABLE_LEN;
 	attr->port_cap_flags = 0;
-	attr->max_msg_sz = 0;		/* no queue pairs yet */
+	attr->max_msg_sz = SROCE_MAX_MSG_SIZE;
 	attr->bad_pkey_cntr = min_t(u64, U16_MAX,
 				    sroce_counter_read(sdev,
 						       SROCE_CNT_RX_DROP_BAD_PKEY));
@@ -183,6 +183,19 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_RX_DROP_BAD_PKEY].name = "rx_drop_bad_pkey",
 	[SROCE_CNT_RX_DROP_BAD_ICRC].name = "rx_drop_bad_icrc",
 	[SROCE_CNT_RX_DROP_NO_QP].name = "rx_drop_no_qp",
+	[SROCE_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
+	[SROCE_CNT_RX_DROP_WRONG_PEER].name = "rx_drop_wrong_peer",
+	[SROCE_CNT_RX_DUPLICATE].name = "rx_duplicate_request",
+	[SROCE_CNT_RX_OUT_OF_SEQ].name = "rx_out_of_sequence",
+	[SROCE_CNT_TX_PACKETS].name = "tx_roce_packets",
+	[SROCE_CNT_TX_DROP].name = "tx_drop",
+	[SROCE_CNT_RETRANSMIT_TIMEOUT].name = "retransmit_timeout",
+	[SROCE_CNT_SEQ_NAK_RCVD].name = "seq_nak_received",
+	[SROCE_CNT_RNR_NAK_RCVD].name = "rnr_nak_received",
+	[SROCE_CNT_RNR_NAK_SENT].name = "rnr_nak_sent",
+	[SROCE_CNT_NAK_SENT].name = "nak_sent",
+	[SROCE_CNT_CQ_OVERFLOW].name = "cq_overflow",
+	[SROCE_CNT_BAD_WQE].name = "bad_wqe",
 	[SROCE_CNT_PORT_EVENTS].name = "port_events",
 };
 

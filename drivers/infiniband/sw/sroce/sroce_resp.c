@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The RC responder (IBA 9.7.4, 9.7.5): executes requests in PSN order in
+ * the receive softirq, straight from the packet into the target memory.
+ * Requests ahead of the expected PSN earn one sequence NAK; duplicates are
+ * answered again (reads re-executed, atomics replayed from a cache, sends
+ * and writes re-acknowledged). ACKs are sent only when the requester asks.
+ *
+ * Replies with data (read responses, atomic ACKs) go out in PSN order from
+ * a small queue; an ACK for a later request waits behind them. Long reads
+ * are answered in passes of SROCE_TX_BUDGET packets, the rest from
+ * resp_work, so the receive backlog is never flooded.
+ */
+#include "sroce.h"
+#include "sroce_hdr.h"
+
+static struct sroce_dev *sroce_qp_dev(struct sroce_qp *qp)
+{
+	return to_sdev(qp->ibqp.device);
+}
+
+static void sroce_resp_send_aeth(struct sroce_qp *qp, u8 syn, u32 psn)
+{
+	struct sk_buff *skb;
+	void *ext, *payload;
+	__be32 aeth;
+
+	skb = sroce_tx_alloc(qp, SROCE_TRANSPORT_RC | SROCE_OP_ACKNOWLEDGE,
+			     psn, false, false, SROCE_AETH_BYTES, 0, &ext,
+			     &payload);
+	if (!skb) {
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_TX_DROP);
+		return;
+	}
+	aeth = cpu_to_be32((u32)syn << SROCE_AETH_SYN_SHIFT |
+			   (qp->resp.msn & SROCE_AETH_MSN_MASK));
+	memcpy(ext, &aeth, sizeof(aeth));
+	sroce_tx_send(qp, skb);
+}
+
+/* An ACK or RNR NAK: after any queued replies, which precede it. */
+static void sroce_resp_aeth(struct sroce_qp *qp, u8 syn, u32 psn)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (resp->rp_head != resp->rp_tail) {
+		resp->aeth_valid = true;
+		resp->aeth_syn = syn;
+		resp->aeth_psn = psn;
+		return;
+	}
+	sroce_resp_send_aeth(qp, syn, psn);
+}
+
+static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
+{
+	sroce_resp_aeth(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_NONE, psn);
+}
+
+/* Complete the receive WQE being filled. */
+static void sroce_resp_complete_recv(struct sroce_qp *qp, int status,
+				     enum ib_wc_opcode opcode, u32 len,
+				     const __be32 *imm, bool se)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_cqe cqe = {
+		.wr_id = resp->rwqe->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = len,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = qp->attr.dest_qp_num,
+		.port_num = SROCE_PORT,
+	};
+
+	if (imm && status == IB_WC_SUCCESS) {
+		memcpy(&cqe.ex, imm, sizeof(cqe.ex));
+		cqe.wc_flags = SROCE_WC_F_WITH_IMM;
+	}
+	sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, se);
+	resp->in_send = false;
+	/* Release: the completion is written before the slot frees up. */
+	smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
+}
+
+/*
+ * A request the responder cannot execute: NAK it and fail the QP. The NAK
+ * goes out at once; the QP is dead, so ordering no longer matters.
+ */
+static void sroce_resp_nak(struct sroce_qp *qp, u8 code, u32 psn,
+			   int recv_status)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	sroce_count(sroce_qp_dev(qp), SROCE_CNT_NAK_SENT);
+	sroce_resp_send_aeth(qp, SROCE_AETH_NAK | code, psn);
+	/* A receive WQE the message was filling completes in error too. */
+	if (resp->in_send)
+		sroce_resp_complete_recv(qp, recv_status ? recv_status :
+					 IB_WC_REM_INV_REQ_ERR, IB_WC_RECV,
+					 resp->recv_off, NULL, false);
+	sroce_qp_set_error(qp);
+}
+
+/* The user's receive ring indices make no sense: fail the QP. */
+static void sroce_resp_bad_ring(struct sroce_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	sroce_count(sroce_qp_dev(qp), SROCE_CNT_BAD_WQE);
+	sroce_qp_set_error(qp);
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/* Take the next posted receive WQE into resp->rwqe; false if none. */
+static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	const struct sroce_recv_wqe *src;
+	u32 prod;
+
+	/* Acquire: the entries before prod are written. */
+	prod = smp_load_acquire(&qp->rq.hdr->prod);
+	if (prod == resp->rq_cons)
+		return false;
+	if (prod - resp->rq_cons > qp->rq.num_entries) {
+		sroce_resp_bad_ring(qp);
+		return false;
+	}
+	src = sroce_ring_entry(&qp->rq, resp->rq_cons);
+	memcpy(resp->rwqe, src, sizeof(*src));
+	/* Too many SGEs: nothing fits, the message fails with a length error. */
+	if (resp->rwqe->num_sge > qp->cap.max_recv_sge) {
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_BAD_WQE);
+		resp->rwqe->num_sge = 0;
+	}
+	memcpy(resp->rwqe + 1, src + 1,
+	       resp->rwqe->num_sge * sizeof(struct sroce_sge));
+	resp->rq_cons++;
+	resp->in_send = true;
+	resp->recv_off = 0;
+	return true;
+}
+
+static void sroce_resp_rnr(struct sroce_qp *qp, u32 psn)
+{
+	sroce_count(sroce_qp_dev(qp), SROCE_CNT_RNR_NAK_SENT);
+	sroce_resp_aeth(qp, SROCE_AETH_RNR_NAK |
+			(qp->attr.min_rnr_timer & SROCE_AETH_VAL_MASK), psn);
+}
+
+static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			    u8 op)
+{
+	struct sroce_resp *resp = &qp->resp;
+	bool first = op == SROCE_OP_SEND_FIRST || op == SROCE_OP_SEND_ONLY ||
+		     op == SROCE_OP_SEND_ONLY_IMM;
+	bool last = op != SROCE_OP_SEND_FIRST && op != SROCE_OP_SEND_MIDDLE;
+	bool imm = op == SROCE_OP_SEND_ONLY_IMM ||
+		   op == SROCE_OP_SEND_LAST_IMM;
+	int err;
+
+	if (first != !resp->in_send || resp->in_write ||
+	    pkt->payload_len > qp->mtu ||
+	    (!last && pkt->payload_len != qp->mtu)) {
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn,
+			       IB_WC_REM_INV_REQ_ERR);
+		return;
+	}
+	if (first && !sroce_resp_fetch_rwqe(qp)) {
+		if (sroce_qp_state(qp) != IB_QPS_ERR)
+			sroce_resp_rnr(qp, pkt->psn);
+		return;
+	}
+	err = sroce_sgl_place(qp, (struct sroce_sge *)(resp->rwqe + 1),
+			      resp->rwqe->num_sge, resp->recv_off, pkt->skb,
+			      pkt->payload_off, pkt->payload_len);
+	if (err == -EMSGSIZE) {
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn,
+			       IB_WC_LOC_LEN_ERR);
+		return;
+	}
+	if (err) {
+		sroce_resp_nak(qp, SROCE_NAK_REM_OP, pkt->psn,
+			       IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	resp->recv_off += pkt->payload_len;
+	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
+	if (last) {
+		resp->msn++;
+		sroce_resp_complete_recv(qp, IB_WC_SUCCESS, IB_WC_RECV,
+					 resp->recv_off,
+					 imm ? (const __be32 *)(pkt->hdr +
+							       SROCE_BTH_BYTES) :
+					       NULL,
+					 pkt->se);
+	}
+	if (pkt->ackreq)
+		sroce_resp_ack(qp, pkt->psn);
+}
+
+static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			     u8 op)
+{
+	struct sroce_dev *sdev = sroce_qp_dev(qp);
+	struct sroce_resp *resp = &qp->resp;
+	bool first = op == SROCE_OP_WRITE_FIRST || op == SROCE_OP_WRITE_ONLY ||
+		     op == SROCE_OP_WRITE_ONLY_IMM;
+	bool last = op != SROCE_OP_WRITE_FIRST && op != SROCE_OP_WRITE_MIDDLE;
+	bool imm = op == SROCE_OP_WRITE_ONLY_IMM ||
+		   op == SROCE_OP_WRITE_LAST_IMM;
+	u32 len = pkt->payload_len;
+	struct sroce_mr *mr;
+
+	if (first != !resp->in_write || resp->in_send || len > qp->mtu ||
+	    (!last && len != qp->mtu)) {
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		return;
+	}
+	if (first) {
+		const struct sroce_reth *reth = (const void *)(pkt->hdr +
+							       SROCE_BTH_BYTES);
+		u32 rlen = be32_to_cpu(reth->len);
+
+		if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
+			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+			return;
+		}
+		if (rlen > SROCE_MAX_MSG_SIZE || (last && rlen != len) ||
+		    (!last && rlen <= len)) {
+			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+			return;
+		}
+		/* A zero-length write checks no key (IBA 9.7.4.1.4). */
+		if (rlen && !sroce_mr_lookup(sdev, be32_to_cpu(reth->rkey),
+					     qp->ibqp.pd,
+					     be64_to_cpu(reth->va), rlen,
+					     IB_ACCESS_REMOTE_WRITE)) {
+			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+			return;
+		}
+		resp->write_va = be64_to_cpu(reth->va);
+		resp->write_rkey = be32_to_cpu(reth->rkey);
+		resp->write_left = rlen;
+		resp->write_len = rlen;
+		resp->in_write = true;
+	} else if (len > resp->write_left || (last && len != resp->write_left)) {
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		return;
+	}
+	/* With immediate data the message needs a receive WQE: check first. */
+	if (imm && !resp->in_send && !sroce_resp_fetch_rwqe(qp)) {
+		if (sroce_qp_state(qp) != IB_QPS_ERR)
+			sroce_resp_rnr(qp, pkt->psn);
+		return;
+	}
+	if (len) {
+		/* The region may have gone since the first packet. */
+		mr = sroce_mr_lookup(sdev, resp->write_rkey, qp->ibqp.pd,
+				     resp->write_va, len,
+				     IB_ACCESS_REMOTE_WRITE);
+		if (!mr || sroce_mr_copy_to_skb(mr, resp->write_va, pkt->skb,
+						pkt->payload_off, len)) {
+			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn,
+				       IB_WC_REM_ACCESS_ERR);
+			return;
+		}
+		resp->write_va += len;
+		resp->write_left -= len;
+	}
+	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
+	if (last) {
+		resp->in_write = false;
+		resp->msn++;
+		if (imm)
+			sroce_resp_complete_recv(qp, IB_WC_SUCCESS,
+						 IB_WC_RECV_RDMA_WITH_IMM,
+						 resp->write_len,
+						 (const __be32 *)(pkt->hdr +
+								  pkt->hdr_len -
+								  SROCE_IMMDT_BYTES),
+						 pkt->se);
+	}
+	if (pkt->ackreq)
+		sroce_resp_ack(qp, pkt->psn);
+}
+
+/* Send one packet of a queued reply; true when the reply is done. */
+static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
+{
+	struct sroce_resp *resp = &qp->resp;
+	u32 plen = min(r->left, qp->mtu);
+	bool last = plen == r->left;
+	u32 ext_len = 0;
+	struct sroce_mr *mr = NULL;
+	struct sk_buff *skb;
+	void *ext, *payload;
+	__be32 aeth;
+	__be64 orig;
+	u8 op;
+
+	if (r->kind == SROCE_REPLY_ATOMIC) {
+		op = SROCE_OP_ATOMIC_ACKNOWLEDGE;
+		ext_len = SROCE_AETH_BYTES + SROCE_ATMACK_BYTES;
+		plen = 0;
+	} else {
+		if (r->first && last)
+			op = SROCE_OP_READ_RESPONSE_ONLY;
+		else if (r->first)
+			op = SROCE_OP_READ_RESPONSE_FIRST;
+		else if (last)
+			op = SROCE_OP_READ_RESPONSE_LAST;
+		else
+			op = SROCE_OP_READ_RESPONSE_MIDDLE;
+		if (op != SROCE_OP_READ_RESPONSE_MIDDLE)
+			ext_len = SROCE_AETH_BYTES;
+		if (plen) {
+			mr = sroce_mr_lookup(sroce_qp_dev(qp), r->rkey,
+					     qp->ibqp.pd, r->va, plen,
+					     IB_ACCESS_REMOTE_READ);
+			/* Deregistered mid-read: the requester will retry. */
+			if (!mr)
+				return true;
+		}
+	}
+	skb = sroce_tx_alloc(qp, SROCE_TRANSPORT_RC | op, r->psn, false, false,
+			     ext_len, plen, &ext, &payload);
+	if (!skb) {
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_TX_DROP);
+		return false;
+	}
+	if (ext_len) {
+		aeth = cpu_to_be32((SROCE_AETH_ACK | SROCE_AETH_CREDIT_NONE) <<
+				   SROCE_AETH_SYN_SHIFT |
+				   (resp->msn & SROCE_AETH_MSN_MASK));
+		memcpy(ext, &aeth, sizeof(aeth));
+	}
+	if (r->kind == SROCE_REPLY_ATOMIC) {
+		orig = cpu_to_be64(r->orig);
+		memcpy(ext + SROCE_AETH_BYTES, &orig, sizeof(orig));
+	} else if (plen) {
+		sroce_mr_copy_from(mr, r->va, payload, plen);
+	}
+	sroce_tx_send(qp, skb);
+	r->first = false;
+	r->psn = (r->psn + 1) & SROCE_PSN_MASK;
+	r->va += plen;
+	r->left -= plen;
+	return r->kind == SROCE_REPLY_ATOMIC || last;
+}
+
+/*
+ * Send queued replies, then a waiting ACK; at most @budget packets.
+ * Return true when replies remain.
+ */
+static bool sroce_resp_send_replies(struct sroce_qp *qp, int budget)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_reply *r;
+
+	while (resp->rp_head != resp->rp_tail) {
+		if (qp->dead || sroce_qp_state(qp) == IB_QPS_ERR) {
+			resp->rp_head = resp->rp_tail;
+			resp->aeth_valid = false;
+			return false;
+		}
+		if (budget-- <= 0)
+			return true;
+		r = &resp->replies[resp->rp_head % SROCE_REPLY_SLOTS];
+		if (sroce_resp_reply_step(qp, r))
+			resp->rp_head++;
+	}
+	if (resp->aeth_valid) {
+		resp->aeth_valid = false;
+		sroce_resp_send_aeth(qp, resp->aeth_syn, resp->aeth_psn);
+	}
+	return false;
+}
+
+void sroce_resp_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
+	bool more;
+
+	do {
+		spin_lock_bh(&qp->resp_lock);
+		more = sroce_resp_send_replies(qp, SROCE_TX_BUDGET);
+		spin_unlock_bh(&qp->resp_lock);
+		if (more)
+			cond_resched();
+	} while (more);
+}
+
+/* Queue a reply; false when the queue is full (the requester retries). */
+static bool sroce_resp_queue(struct sroce_qp *qp, const struct sroce_reply *r)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (resp->rp_tail - resp->rp_head >= SROCE_REPLY_SLOTS)
+		return false;
+	resp->replies[resp->rp_tail++ % SROCE_REPLY_SLOTS] = *r;
+	if (sroce_resp_send_replies(qp, SROCE_TX_BUDGET))
+		queue_work(sroce_data_wq, &qp->resp_work);
+	return true;
+}
+
+/* Check a read request; queue its responses. False if it was refused. */
+static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	const struct sroce_reth *reth = (const void *)(pkt->hdr +
+						       SROCE_BTH_BYTES);
+	struct sroce_reply r = {
+		.kind = SROCE_REPLY_READ,
+		.psn = pkt->psn,
+		.va = be64_to_cpu(reth->va),
+		.rkey = be32_to_cpu(reth->rkey),
+		.left = be32_to_cpu(reth->len),
+		.first = true,
+	};
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ) ||
+	    (r.left && !sroce_mr_lookup(sroce_qp_dev(qp), r.rkey, qp->ibqp.pd,
+					r.va, r.left, IB_ACCESS_REMOTE_READ))) {
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		return false;
+	}
+	if (r.left > SROCE_MAX_MSG_SIZE) {
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		return false;
+	}
+	return sroce_resp_queue(qp, &r);
+}
+
+static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			      u8 op)
+{
+	const struct sroce_atmeth *a = (const void *)(pkt->hdr +
+						      SROCE_BTH_BYTES);
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_atomic_reply *cache;
+	u64 va = be64_to_cpu(a->va);
+	struct sroce_reply r = {
+		.kind = SROCE_REPLY_ATOMIC,
+		.psn = pkt->psn,
+	};
+	struct sroce_mr *mr;
+	u64 *target;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC)) {
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		return;
+	}
+	/* Atomics need a naturally aligned target (IBA 9.4.5). */
+	if (va & 7) {
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		return;
+	}
+	mr = sroce_mr_lookup(sroce_qp_dev(qp), be32_to_cpu(a->rkey),
+			     qp->ibqp.pd, va, 8, IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr) {
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		return;
+	}
+	if (resp->rp_tail - resp->rp_head >= SROCE_REPLY_SLOTS)
+		return;	/* no room to answer: let the requester retry */
+
+	target = sroce_mr_map_u64(mr, va);
+	if (op == SROCE_OP_COMPARE_SWAP)
+		r.orig = cmpxchg64(target, be64_to_cpu(a->compare),
+				   be64_to_cpu(a->swap_add));
+	else
+		r.orig = atomic64_fetch_add(be64_to_cpu(a->swap_add),
+					    (atomic64_t *)target);
+	kunmap_local(target);
+
+	cache = &resp->atomics[resp->atomic_next++ % SROCE_MAX_RD_ATOMIC];
+	cache->psn = pkt->psn;
+	cache->orig = r.orig;
+	cache->valid = true;
+	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
+	resp->msn++;
+	sroce_resp_queue(qp, &r);
+}
+
+/* A request before the expected PSN: answer it again, change nothing. */
+static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				 u8 op)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_reply r = {
+		.kind = SROCE_REPLY_ATOMIC,
+		.psn = pkt->psn,
+	};
+	unsigned int i;
+
+	sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DUPLICATE);
+	switch (op) {
+	case SROCE_OP_READ_REQUEST:
+		sroce_resp_read(qp, pkt);
+		break;
+	case SROCE_OP_COMPARE_SWAP:
+	case SROCE_OP_FETCH_ADD:
+		for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++) {
+			if (resp->atomics[i].valid &&
+			    resp->atomics[i].psn == pkt->psn) {
+				r.orig = resp->atomics[i].orig;
+				sroce_resp_queue(qp, &r);
+				break;
+			}
+		}
+		break;
+	default:
+		if (pkt->ackreq)
+			sroce_resp_ack(qp, (resp->epsn - 1) & SROCE_PSN_MASK);
+		break;
+	}
+}
+
+/**
+ * sroce_resp_rcv() - a request for this QP's responder.
+ * @qp: the queue pair
+ * @pkt: SEND, WRITE, READ request or atomic, validated
+ *
+ * Context: softirq, RCU read side.
+ */
+void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	u8 op = pkt->opcode & SROCE_OP_MASK;
+	enum ib_qp_state state;
+	int diff;
+
+	spin_lock_bh(&qp->resp_lock);
+	state = sroce_qp_state(qp);
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	    state != IB_QPS_SQD) {
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DROP_QP_STATE);
+		goto out;
+	}
+	diff = sroce_psn_cmp(pkt->psn, resp->epsn);
+	if (diff < 0) {
+		sroce_resp_duplicate(qp, pkt, op);
+		goto out;
+	}
+	if (diff > 0) {
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_OUT_OF_SEQ);
+		if (!resp->nak_seq_sent) {
+			resp->nak_seq_sent = true;
+			sroce_resp_aeth(qp, SROCE_AETH_NAK | SROCE_NAK_PSN_SEQ,
+					resp->epsn);
+		}
+		goto out;
+	}
+	resp->nak_seq_sent = false;
+
+	switch (op) {
+	case SROCE_OP_SEND_FIRST:
+	case SROCE_OP_SEND_MIDDLE:
+	case SROCE_OP_SEND_LAST:
+	case SROCE_OP_SEND_LAST_IMM:
+	case SROCE_OP_SEND_ONLY:
+	case SROCE_OP_SEND_ONLY_IMM:
+		sroce_resp_send(qp, pkt, op);
+		break;
+	case SROCE_OP_WRITE_FIRST:
+	case SROCE_OP_WRITE_MIDDLE:
+	case SROCE_OP_WRITE_LAST:
+	case SROCE_OP_WRITE_LAST_IMM:
+	case SROCE_OP_WRITE_ONLY:
+	case SROCE_OP_WRITE_ONLY_IMM:
+		sroce_resp_write(qp, pkt, op);
+		break;
+	case SROCE_OP_READ_REQUEST:
+		if (resp->in_send || resp->in_write) {
+			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+			break;
+		}
+		if (sroce_resp_read(qp, pkt)) {
+			u32 len = be32_to_cpu(((const struct sroce_reth *)
+					       (pkt->hdr + SROCE_BTH_BYTES))->len);
+
+			resp->epsn = (resp->epsn + max_t(u32, 1,
+					DIV_ROUND_UP(len, qp->mtu))) &
+				     SROCE_PSN_MASK;
+			resp->msn++;
+		}
+		break;
+	case SROCE_OP_COMPARE_SWAP:
+	case SROCE_OP_FETCH_ADD:
+		if (resp->in_send || resp->in_write) {
+			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+			break;
+		}
+		sroce_resp_atomic(qp, pkt, op);
+		break;
+	default:
+		/* Send with invalidate: not offered by this device. */
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		break;
+	}
+out:
+	spin_unlock_bh(&qp->resp_lock);
+}
+
+/**
+ * sroce_resp_init() - start the responder at the QP's receive PSN.
+ * @qp: queue pair entering RTR
+ *
+ * Context: resp_lock held.
+ */
+void sroce_resp_init(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	resp->epsn = qp->attr.rq_psn;
+	resp->msn = 0;
+	resp->nak_seq_sent = false;
+	resp->in_send = false;
+	resp->in_write = false;
+	resp->rp_head = 0;
+	resp->rp_tail = 0;
+	resp->aeth_valid = false;
+	memset(resp->atomics, 0, sizeof(resp->atomics));
+}
+
+/**
+ * sroce_resp_flush() - complete every taken and posted receive WQE.
+ * @qp: queue pair in the error state
+ *
+ * Context: resp_lock held.
+ */
+void sroce_resp_flush(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	const struct sroce_recv_wqe *src;
+	struct sroce_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+		.port_num = SROCE_PORT,
+	};
+	u32 prod;
+
+	/* Ask for doorbells first, so a WQE posted after prod is read rings. */
+	WRITE_ONCE(qp->rq.hdr->flags, SROCE_RING_NEED_DOORBELL);
+	/* Pairs with the provider's barrier between prod and flags. */
+	smp_mb();
+	if (resp->in_send)
+		sroce_resp_complete_recv(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0,
+					 NULL, false);
+	/* Acquire: the entries before prod are written. */
+	prod = smp_load_acquire(&qp->rq.hdr->prod);
+	if (prod - resp->rq_cons > qp->rq.num_entries)
+		prod = resp->rq_cons + qp->rq.num_entries;
+	for (; resp->rq_cons != prod; resp->rq_cons++) {
+		src = sroce_ring_entry(&qp->rq, resp->rq_cons);
+		cqe.wr_id = READ_ONCE(src->wr_id);
+		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, false);
+	}
+	/* Release: the completions are written before the slots free up. */
+	smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
+	resp->in_write = false;
+	resp->rp_head = resp->rp_tail;
+	resp->aeth_valid = false;
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Transmit: RoCEv2 packets built straight into an skb (Ethernet, IP, UDP,
+ * BTH, extension headers, payload, ICRC) and handed to the bound netdev,
+ * without the IP layer: the destination MAC comes from the QP's address
+ * vector, which the core resolved in the netdev's own namespace. Packets
+ * for this same device are looped back through netif_rx(), so they take
+ * the same receive path as packets from the wire and never recurse into
+ * the sender's locks.
+ */
+#include <linux/etherdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
+
+#include "sroce.h"
+#include "sroce_hdr.h"
+
+/**
+ * sroce_path_init() - derive packet addressing from the address vector.
+ * @qp: queue pair on its way to RTR, @av and the destination QPN set
+ *
+ * Return: 0, or -EINVAL when source and destination GIDs are of different
+ * IP families.
+ */
+int sroce_path_init(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	const struct ib_global_route *grh = rdma_ah_read_grh(&qp->av);
+	struct sroce_path *p = &qp->path;
+
+	memcpy(&p->saddr, &grh->sgid_attr->gid, sizeof(p->saddr));
+	memcpy(&p->daddr, &grh->dgid, sizeof(p->daddr));
+	p->ipv6 = !ipv6_addr_v4mapped(&p->saddr);
+	if (p->ipv6 == ipv6_addr_v4mapped(&p->daddr))
+		return -EINVAL;
+	memcpy(p->dmac, qp->av.roce.dmac, ETH_ALEN);
+	p->loopback = ipv6_addr_equal(&p->saddr, &p->daddr) ||
+		      ether_addr_equal(p->dmac, sdev->ndev->dev_addr);
+	if (p->loopback)
+		ether_addr_copy(p->dmac, sdev->ndev->dev_addr);
+	/* ECN-capable transport, so switches can mark instead of drop. */
+	p->tos = (grh->traffic_class & ~INET_ECN_MASK) | INET_ECN_ECT_0;
+	p->ttl = grh->hop_limit ? grh->hop_limit : 64;
+	p->flow_label = grh->flow_label;
+	p->sport = cpu_to_be16(rdma_get_udp_sport(grh->flow_label,
+						  qp->ibqp.qp_num,
+						  qp->attr.dest_qp_num));
+	return 0;
+}
+
+static unsigned int sroce_l3_len(const struct sroce_path *p)
+{
+	return p->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+}
+
+static void sroce_tx_ip(const struct sroce_path *p, struct sk_buff *skb,
+			unsigned int len)
+{
+	if (p->ipv6) {
+		struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		ip6_flow_hdr(ip6h, p->tos, cpu_to_be32(p->flow_label));
+		ip6h->payload_len = cpu_to_be16(len - sizeof(*ip6h));
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = p->ttl;
+		ip6h->saddr = p->saddr;
+		ip6h->daddr = p->daddr;
+	} else {
+		struct iphdr *iph = ip_hdr(skb);
+
+		iph->version = 4;
+		iph->ihl = sizeof(*iph) / 4;
+		iph->tos = p->tos;
+		iph->tot_len = cpu_to_be16(len);
+		/* Never fragmented (DF), so the ID carries no meaning. */
+		iph->id = 0;
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = p->ttl;
+		iph->protocol = IPPROTO_UDP;
+		iph->saddr = p->saddr.s6_addr32[3];
+		iph->daddr = p->daddr.s6_addr32[3];
+		iph->check = 0;
+		ip_send_check(iph);
+	}
+}
+
+/**
+ * sroce_tx_alloc() - allocate a packet and fill its IP, UDP and BTH.
+ * @qp: sending queue pair, its path set
+ * @opcode: BTH opcode
+ * @psn: BTH PSN
+ * @ackreq: ask the responder for an acknowledgment
+ * @se: solicited event
+ * @ext_len: bytes of extension headers after the BTH
+ * @payload: payload bytes
+ * @ext: set to where the extension headers go
+ * @payload_buf: set to where the payload goes
+ *
+ * The caller fills the extension headers and payload, then sends the
+ * packet with sroce_tx_send(), which adds the ICRC.
+ * Return: the packet, or NULL when memory is short.
+ */
+struct sk_buff *sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
+			       bool ackreq, bool se, unsigned int ext_len,
+			       unsigned int payload, void **ext,
+			       void **payload_buf)
+{
+	struct net_device *ndev = to_sdev(qp->ibqp.device)->ndev;
+	const struct sroce_path *p = &qp->path;
+	unsigned int pad = -payload & 3;
+	unsigned int l3 = sroce_l3_len(p);
+	unsigned int len = l3 + sizeof(struct udphdr) + SROCE_BTH_BYTES +
+			   ext_len + payload + pad + SROCE_ICRC_BYTES;
+	struct sroce_bth *bth;
+	struct udphdr *uh;
+	struct sk_buff *skb;
+
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + len + ndev->needed_tailroom,
+			GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
+	skb_reset_network_header(skb);
+	skb_put(skb, len);
+	skb_set_transport_header(skb, l3);
+	skb->protocol = p->ipv6 ? htons(ETH_P_IPV6) : htons(ETH_P_IP);
+	sroce_tx_ip(p, skb, len);
+
+	uh = udp_hdr(skb);
+	uh->source = p->sport;
+	uh->dest = htons(SROCE_UDP_PORT);
+	uh->len = cpu_to_be16(len - l3);
+	uh->check = 0;
+
+	bth = (struct sroce_bth *)(uh + 1);
+	bth->opcode = opcode;
+	bth->flags = (se ? SROCE_BTH_SE : 0) | pad << SROCE_BTH_PAD_SHIFT;
+	bth->pkey = cpu_to_be16(SROCE_BTH_PKEY_DEFAULT);
+	bth->qpn = cpu_to_be32(qp->attr.dest_qp_num & SROCE_BTH_QPN_MASK);
+	bth->apsn = cpu_to_be32((psn & SROCE_BTH_PSN_MASK) |
+				(ackreq ? SROCE_BTH_ACKREQ : 0));
+	*ext = bth + 1;
+	*payload_buf = (u8 *)(bth + 1) + ext_len;
+	memset((u8 *)*payload_buf + payload, 0, pad);
+	return skb;
+}
+
+/**
+ * sroce_tx_send() - finish a packet from sroce_tx_alloc() and send it.
+ * @qp: sending queue pair
+ * @skb: the packet; consumed
+ *
+ * Context: BH disabled or softirq.
+ */
+void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	const struct sroce_path *p = &qp->path;
+	unsigned int bth_off = skb_transport_offset(skb) +
+			       sizeof(struct udphdr);
+	unsigned int icrc_off = skb->len - SROCE_ICRC_BYTES;
+	__le32 icrc = sroce_icrc(skb, bth_off, icrc_off);
+	struct net_device *ndev = sdev->ndev;
+	struct ethhdr *eth;
+	int ret;
+
+	memcpy(skb->data + icrc_off, &icrc, sizeof(icrc));
+	/* IPv6 forbids a zero UDP checksum; IPv4 RoCE sends none. */
+	if (p->ipv6)
+		udp6_set_csum(false, skb, &p->saddr, &p->daddr,
+			      skb->len - skb_transport_offset(skb));
+
+	eth = skb_push(skb, ETH_HLEN);
+	skb_reset_mac_header(skb);
+	ether_addr_copy(eth->h_dest, p->dmac);
+	ether_addr_copy(eth->h_source, ndev->dev_addr);
+	eth->h_proto = skb->protocol;
+	skb->dev = ndev;
+
+	if (p->loopback) {
+		skb->protocol = eth_type_trans(skb, ndev);
+		ret = netif_rx(skb);
+	} else {
+		ret = dev_queue_xmit(skb);
+	}
+	if (ret == NET_XMIT_SUCCESS || ret == NET_XMIT_CN)
+		sroce_count(sdev, SROCE_CNT_TX_PACKETS);
+	else
+		sroce_count(sdev, SROCE_CNT_TX_DROP);
+}
