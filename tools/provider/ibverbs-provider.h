@@ -110,6 +110,12 @@ struct verbs_mr {
 	int access;
 };
 
+/* verbs_qp.comp_mask: VERBS_QP_EX makes ibv_qp_to_qp_ex() succeed. */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
 struct verbs_qp {
 	union {
 		struct ibv_qp qp;
@@ -388,6 +394,12 @@ static_assert(offsetof(struct verbs_sysfs_dev, abi_ver) == 0x3c8,
 static_assert(offsetof(struct verbs_device, ops) ==
 	      sizeof(struct ibv_device), "verbs_device layout");
 static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "ibv_qp_ex layout");
+/* ibv_qp_to_qp_ex() tests VERBS_QP_EX (0x2) at 0x160 of the verbs_qp. */
+#ifdef __x86_64__
+static_assert(offsetof(struct verbs_qp, comp_mask) == 0x160,
+	      "verbs_qp layout");
+#endif
+static_assert(VERBS_QP_EX == 0x2, "verbs_qp_mask");
 
 /*
  * The registration entry point carries the private ABI number in its name,
@@ -471,6 +483,37 @@ void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 #define DECLARE_CMD(_enum, _name, _kabi)				\
 	DECLARE_CMDX(_enum, _name, _kabi, _kabi ## _resp)
 
+/*
+ * Extended commands: the uverbs header, the extended header, then the
+ * kernel's request struct; requests and responses are 8-byte aligned.
+ */
+struct ex_hdr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex_hdr;
+};
+
+#define DECLARE_CMD_EXX(_enum, _name, _kabi, _kabi_resp)		\
+	struct _name {							\
+		struct ex_hdr hdr;					\
+		union {							\
+			struct _kabi core_payload;			\
+		};							\
+	};								\
+	typedef struct _name IBV_ABI_REQ(_enum);			\
+	typedef struct _kabi IBV_KABI_REQ(_enum);			\
+	typedef struct _kabi_resp IBV_KABI_RESP(_enum);			\
+	enum { IBV_ABI_ALIGN(_enum) = 8 };				\
+	static_assert(sizeof(struct _kabi) % 8 == 0, #_kabi " size");	\
+	static_assert(sizeof(struct _kabi_resp) % 8 == 0,		\
+		      #_kabi_resp " size");				\
+	static_assert(sizeof(struct _name) ==				\
+		      sizeof(struct ex_hdr) + sizeof(struct _kabi),	\
+		      #_name " size");					\
+	static_assert(sizeof(struct _name) % 8 == 0, #_name " alignment")
+
+#define DECLARE_CMD_EX(_enum, _name, _kabi)				\
+	DECLARE_CMD_EXX(_enum, _name, _kabi, _kabi ## _resp)
+
 /* A command without driver data uses 'empty' for the driver struct. */
 struct empty {};
 
@@ -490,6 +533,12 @@ DECLARE_CMD(IB_USER_VERBS_CMD_CREATE_QP, ibv_create_qp, ib_uverbs_create_qp);
 DECLARE_CMDX(IB_USER_VERBS_CMD_MODIFY_QP, ibv_modify_qp, ib_uverbs_modify_qp,
 	     empty);
 DECLARE_CMD(IB_USER_VERBS_CMD_QUERY_QP, ibv_query_qp, ib_uverbs_query_qp);
+DECLARE_CMD_EX(IB_USER_VERBS_EX_CMD_CREATE_CQ, ibv_create_cq_ex,
+	       ib_uverbs_ex_create_cq);
+/* ibv_cmd_create_cq_ex() of 44.0-2 sizes the core parts 0x38 and 0x10. */
+static_assert(sizeof(struct ibv_create_cq_ex) == 0x38, "ibv_create_cq_ex");
+static_assert(sizeof(struct ib_uverbs_ex_create_cq_resp) == 0x10,
+	      "ib_uverbs_ex_create_cq_resp");
 
 /*
  * A provider command: the core command followed by the driver's request
@@ -558,6 +607,12 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
@@ -567,6 +622,11 @@ int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp,
 		      size_t resp_size);
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
@@ -574,5 +634,9 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 
 #endif /* SROCE_IBVERBS_PROVIDER_H */

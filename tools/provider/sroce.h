@@ -16,6 +16,9 @@
 #include <pthread.h>
 #include <rdma/sroce-abi.h>
 
+/* Pin a sroce or uapi constant to the ibverbs one it is passed through as. */
+#define SROCE_SAME(a, b) static_assert((int)(a) == (int)(b), #a " != " #b)
+
 /*
  * Driver parts of the commands. Neither request carries driver data; the
  * responses are the structs of the shared uapi header.
@@ -29,6 +32,9 @@ DECLARE_DRV_CMD(usroce_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, sroce_create_cq_resp);
 DECLARE_DRV_CMD(usroce_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		empty, sroce_resize_cq_resp);
+/* ibv_create_cq_ex: same driver data as create_cq, after the ex parts. */
+DECLARE_DRV_CMD(usroce_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		empty, sroce_create_cq_resp);
 
 /* A mapped ring of the kernel's: where it is and how it is laid out. */
 struct sroce_uring {
@@ -52,7 +58,8 @@ static inline void *sroce_uring_entry(const struct sroce_uring *r,
 
 /*
  * A completion queue: the ring the kernel fills, mapped from the context's
- * command fd. Polling takes the lock only against resize and other pollers.
+ * command fd. Polling takes the lock only against resize and other pollers;
+ * an extended CQ's start_poll holds it until end_poll.
  */
 struct sroce_cq {
 	struct verbs_cq vcq;
@@ -60,25 +67,128 @@ struct sroce_cq {
 	struct sroce_uring ring;
 	uint32_t cons;		/* our copy; published to ring.hdr->cons */
 	int broken;		/* lost its ring in a failed resize */
+	const struct sroce_cqe *cur;	/* ibv_start_poll iterator, or NULL */
 };
+
+/* The ibv_wc_flags of a CQE's SROCE_WC_F_* bits. */
+static inline unsigned int sroce_wc_flags(uint32_t f)
+{
+	return (f & SROCE_WC_F_GRH ? IBV_WC_GRH : 0) |
+	       (f & SROCE_WC_F_WITH_IMM ? IBV_WC_WITH_IMM : 0) |
+	       (f & SROCE_WC_F_WITH_INV ? IBV_WC_WITH_INV : 0);
+}
 
 DECLARE_DRV_CMD(usroce_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, sroce_create_qp_resp);
 
-/* A queue pair: its send and receive rings, mapped from the kernel. */
+/*
+ * A queue pair: its send and receive rings, mapped from the kernel, each
+ * with its own lock and our copy of the producer index (posting never
+ * reads the shared one back). The limits are what the kernel granted at
+ * creation. The wr_* fields hold an ibv_wr_start() batch; they are
+ * protected by sq_lock, which the batch holds until it completes.
+ */
 struct sroce_qp {
 	struct verbs_qp vqp;
 	struct sroce_uring sq;
 	struct sroce_uring rq;
+	int state;		/* enum ibv_qp_state; __atomic accesses */
+	uint32_t max_send_sge;
+	uint32_t max_inline_data;
+	uint32_t max_recv_sge;
+
+	pthread_spinlock_t sq_lock;
+	uint32_t sq_prod;
+	uint32_t wr_prod;	/* next free SQ entry of the batch */
+	struct sroce_send_wqe *wr_cur;	/* WQE being built, or NULL */
+	uint32_t wr_opcode;	/* its opcode */
+	bool wr_has_data;	/* a data setter filled it */
+	int wr_err;		/* first error of the batch */
+
+	pthread_spinlock_t rq_lock;
+	uint32_t rq_prod;
 };
+
+static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, vqp.qp);
+}
+
+/* The send_flags a send WQE may carry (the IBV_SEND_* of the same value). */
+#define SROCE_SEND_F_ALL	(SROCE_SEND_F_FENCE | SROCE_SEND_F_SIGNALED | \
+				 SROCE_SEND_F_SOLICITED | SROCE_SEND_F_INLINE)
+
+static inline struct sroce_sge *sroce_wqe_sges(void *wqe, size_t hdr_size)
+{
+	return (struct sroce_sge *)((char *)wqe + hdr_size);
+}
+
+static inline bool sroce_wr_is_atomic(uint32_t opcode)
+{
+	return opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Inline data goes with the opcodes that send local data. */
+static inline bool sroce_wr_inline_ok(uint32_t opcode)
+{
+	return opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM ||
+	       opcode == IBV_WR_RDMA_WRITE ||
+	       opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/* Sends may be posted from RTS on; in ERR the kernel flushes them. */
+static inline bool sroce_qp_sq_ready(struct sroce_qp *qp)
+{
+	int state = __atomic_load_n(&qp->state, __ATOMIC_RELAXED);
+
+	return state == IBV_QPS_RTS || state == IBV_QPS_SQD ||
+	       state == IBV_QPS_SQE || state == IBV_QPS_ERR;
+}
+
+/* Whether the kernel still owns entry @prod of @r (the ring is full). */
+static inline bool sroce_uring_full(const struct sroce_uring *r,
+				    uint32_t prod)
+{
+	return prod - __atomic_load_n(&r->hdr->cons, __ATOMIC_ACQUIRE) >
+	       r->mask;
+}
+
+/* Hand entries before @prod to the kernel; under the ring's lock. */
+static inline void sroce_uring_publish(struct sroce_uring *r, uint32_t prod)
+{
+	__atomic_store_n(&r->hdr->prod, prod, __ATOMIC_RELEASE);
+}
+
+/*
+ * After publishing: whether the kernel went idle and wants the doorbell
+ * system call. The full barrier pairs with the kernel's between setting
+ * the flag and re-reading prod, so one side sees the other's store. Needs
+ * no lock: each poster checks after its own store.
+ */
+static inline bool sroce_uring_need_doorbell(const struct sroce_uring *r)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&r->hdr->flags, __ATOMIC_RELAXED) &
+	       SROCE_RING_NEED_DOORBELL;
+}
+
+int sroce_sq_doorbell(struct sroce_qp *qp);
 
 struct ibv_qp *sroce_create_qp(struct ibv_pd *pd,
 			       struct ibv_qp_init_attr *attr);
+struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ctx,
+				  struct ibv_qp_init_attr_ex *attr);
 int sroce_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		    int attr_mask);
 int sroce_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct ibv_qp_init_attr *init_attr);
 int sroce_destroy_qp(struct ibv_qp *qp);
+int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
+void sroce_qp_ex_init(struct sroce_qp *qp);
 
 struct ibv_cq *sroce_create_cq(struct ibv_context *ctx, int cqe,
 			       struct ibv_comp_channel *channel,
@@ -87,6 +197,8 @@ int sroce_destroy_cq(struct ibv_cq *ibcq);
 int sroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int sroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int sroce_resize_cq(struct ibv_cq *ibcq, int cqe);
+struct ibv_cq_ex *sroce_create_cq_ex(struct ibv_context *ctx,
+				     struct ibv_cq_init_attr_ex *attr);
 
 struct sroce_device {
 	struct verbs_device vdev;

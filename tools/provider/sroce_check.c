@@ -6,6 +6,8 @@
  *   sroce_check                      list "<device> <provider>" lines
  *   sroce_check -d DEV [-p PROVIDER] open DEV, query it, allocate a PD;
  *                                    with -p, fail unless PROVIDER owns DEV
+ *   sroce_check -a                   check the provider's ABI assumptions
+ *                                    (no device needed)
  *
  * The provider name is read from libibverbs' private verbs_device, so this
  * test tool shares ibverbs-provider.h with the provider (and its ABI
@@ -17,7 +19,43 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ibverbs-provider.h"
+#include "sroce.h"
+
+/*
+ * The uapi layouts the data path writes and reads: offsets the kernel
+ * relies on, identical on 32- and 64-bit builds.
+ */
+static_assert(sizeof(struct sroce_ring_hdr) == 128, "ring header");
+static_assert(offsetof(struct sroce_ring_hdr, cons) == 64, "ring cons");
+static_assert(offsetof(struct sroce_ring_hdr, flags) == 68, "ring flags");
+static_assert(sizeof(struct sroce_sge) == 16, "sge");
+static_assert(sizeof(struct sroce_send_wqe) == 64, "send wqe");
+static_assert(offsetof(struct sroce_send_wqe, ex) == 20, "send wqe ex");
+static_assert(offsetof(struct sroce_send_wqe, wr.rdma.rkey) == 32,
+	      "send wqe rkey");
+static_assert(offsetof(struct sroce_send_wqe, wr.atomic.rkey) == 48,
+	      "send wqe atomic rkey");
+static_assert(offsetof(struct sroce_send_wqe, inline_len) == 56,
+	      "send wqe inline_len");
+static_assert(sizeof(struct sroce_recv_wqe) == 16, "recv wqe");
+static_assert(sizeof(struct sroce_cqe) == 64, "cqe");
+
+/* Values the provider copies between ibverbs and the rings unchanged. */
+SROCE_SAME(SROCE_SEND_F_FENCE, IBV_SEND_FENCE);
+SROCE_SAME(SROCE_SEND_F_SIGNALED, IBV_SEND_SIGNALED);
+SROCE_SAME(SROCE_SEND_F_SOLICITED, IBV_SEND_SOLICITED);
+SROCE_SAME(SROCE_SEND_F_INLINE, IBV_SEND_INLINE);
+SROCE_SAME(IBV_WR_RDMA_WRITE, IB_UVERBS_WR_RDMA_WRITE);
+SROCE_SAME(IBV_WR_RDMA_WRITE_WITH_IMM, IB_UVERBS_WR_RDMA_WRITE_WITH_IMM);
+SROCE_SAME(IBV_WR_SEND, IB_UVERBS_WR_SEND);
+SROCE_SAME(IBV_WR_SEND_WITH_IMM, IB_UVERBS_WR_SEND_WITH_IMM);
+SROCE_SAME(IBV_WR_RDMA_READ, IB_UVERBS_WR_RDMA_READ);
+SROCE_SAME(IBV_WR_ATOMIC_CMP_AND_SWP, IB_UVERBS_WR_ATOMIC_CMP_AND_SWP);
+SROCE_SAME(IBV_WR_ATOMIC_FETCH_AND_ADD, IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD);
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 
 static int failures;
 
@@ -102,14 +140,53 @@ static void check_device(struct ibv_device *dev, const char *want)
 	report(!ret, "ibv_close_device", ret);
 }
 
+/* The CQE flag conversion of the poll paths, over every combination. */
+static void check_abi(void)
+{
+	static const struct {
+		uint32_t sroce;
+		unsigned int ibv;
+	} map[] = {
+		{ SROCE_WC_F_GRH, IBV_WC_GRH },
+		{ SROCE_WC_F_WITH_IMM, IBV_WC_WITH_IMM },
+		{ SROCE_WC_F_WITH_INV, IBV_WC_WITH_INV },
+	};
+	const unsigned int n = ARRAY_SIZE(map);
+	unsigned int combo, i, want, bad = 0;
+	uint32_t in;
+
+	for (combo = 0; combo < 1U << n; combo++) {
+		in = 0;
+		want = 0;
+		for (i = 0; i < n; i++) {
+			if (combo & (1U << i)) {
+				in |= map[i].sroce;
+				want |= map[i].ibv;
+			}
+		}
+		if (sroce_wc_flags(in) != want)
+			bad++;
+	}
+	/* Bits the provider does not know are dropped, not passed on. */
+	if (sroce_wc_flags(~0U) != (IBV_WC_GRH | IBV_WC_WITH_IMM |
+				    IBV_WC_WITH_INV))
+		bad++;
+	report(!bad, "abi: SROCE_WC_F_* convert to ibv_wc_flags", EINVAL);
+	/* The static_asserts above held, or this would not have built. */
+	printf("ok: abi: uapi layouts, opcodes and send flags\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char *devname = NULL, *want = NULL;
 	struct ibv_device **list;
 	int i, n, opt, found = 0;
 
-	while ((opt = getopt(argc, argv, "d:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "ad:p:")) != -1) {
 		switch (opt) {
+		case 'a':
+			check_abi();
+			return failures ? 1 : 0;
 		case 'd':
 			devname = optarg;
 			break;
@@ -117,7 +194,8 @@ int main(int argc, char **argv)
 			want = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-d DEV [-p PROVIDER]]\n",
+			fprintf(stderr,
+				"usage: %s [-a | -d DEV [-p PROVIDER]]\n",
 				argv[0]);
 			return 2;
 		}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * sroce provider: ibv_post_send and ibv_post_recv. Work requests become
+ * WQEs (layout in the uapi header) written straight into the rings shared
+ * with the kernel. One release store of prod per call publishes them; a
+ * system call is made only when the kernel has gone idle and asked for a
+ * doorbell.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sroce.h"
+
+/* WQE opcodes and send flags are ibverbs' values, passed through. */
+SROCE_SAME(IBV_WR_RDMA_WRITE, IB_UVERBS_WR_RDMA_WRITE);
+SROCE_SAME(IBV_WR_RDMA_WRITE_WITH_IMM, IB_UVERBS_WR_RDMA_WRITE_WITH_IMM);
+SROCE_SAME(IBV_WR_SEND, IB_UVERBS_WR_SEND);
+SROCE_SAME(IBV_WR_SEND_WITH_IMM, IB_UVERBS_WR_SEND_WITH_IMM);
+SROCE_SAME(IBV_WR_RDMA_READ, IB_UVERBS_WR_RDMA_READ);
+SROCE_SAME(IBV_WR_ATOMIC_CMP_AND_SWP, IB_UVERBS_WR_ATOMIC_CMP_AND_SWP);
+SROCE_SAME(IBV_WR_ATOMIC_FETCH_AND_ADD, IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD);
+SROCE_SAME(SROCE_SEND_F_FENCE, IBV_SEND_FENCE);
+SROCE_SAME(SROCE_SEND_F_SIGNALED, IBV_SEND_SIGNALED);
+SROCE_SAME(SROCE_SEND_F_SOLICITED, IBV_SEND_SOLICITED);
+SROCE_SAME(SROCE_SEND_F_INLINE, IBV_SEND_INLINE);
+
+/* SGEs are copied from struct ibv_sge as they are. */
+static_assert(sizeof(struct ibv_sge) == sizeof(struct sroce_sge), "sge");
+static_assert(offsetof(struct ibv_sge, addr) ==
+	      offsetof(struct sroce_sge, addr), "sge addr");
+static_assert(offsetof(struct ibv_sge, length) ==
+	      offsetof(struct sroce_sge, length), "sge length");
+static_assert(offsetof(struct ibv_sge, lkey) ==
+	      offsetof(struct sroce_sge, lkey), "sge lkey");
+/* What follows a WQE header stays 8-byte aligned. */
+static_assert(sizeof(struct sroce_send_wqe) % 8 == 0, "send wqe");
+static_assert(sizeof(struct sroce_recv_wqe) % 8 == 0, "recv wqe");
+
+/* The doorbells: the ordinary post system calls with no work requests. */
+int sroce_sq_doorbell(struct sroce_qp *qp)
+{
+	struct ibv_send_wr *bad;
+
+	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
+}
+
+static int sroce_rq_doorbell(struct sroce_qp *qp)
+{
+	struct ibv_recv_wr *bad;
+
+	return ibv_cmd_post_recv(&qp->vqp.qp, NULL, &bad);
+}
+
+static int sroce_check_send_wr(const struct sroce_qp *qp,
+			       const struct ibv_send_wr *wr)
+{
+	uint64_t len = 0;
+	int i;
+
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		/* The original 8-byte value lands in exactly one SGE. */
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
+			return EINVAL;
+		break;
+	default:
+		return EINVAL;
+	}
+	if ((wr->send_flags & ~SROCE_SEND_F_ALL) || wr->num_sge < 0)
+		return EINVAL;
+	if (!(wr->send_flags & IBV_SEND_INLINE))
+		return (uint32_t)wr->num_sge > qp->max_send_sge ? EINVAL : 0;
+
+	if (!sroce_wr_inline_ok(wr->opcode))
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		len += wr->sg_list[i].length;
+		if (len > qp->max_inline_data)
+			return EINVAL;
+	}
+	return 0;
+}
+
+/* Fill a send WQE from a work request sroce_check_send_wr() accepted. */
+static void sroce_write_send_wqe(struct sroce_send_wqe *wqe,
+				 const struct ibv_send_wr *wr)
+{
+	char *data = (char *)sroce_wqe_sges(wqe, sizeof(*wqe));
+	uint32_t len = 0;
+	int i;
+
+	*wqe = (struct sroce_send_wqe){
+		.wr_id = wr->wr_id,
+		.opcode = wr->opcode,
+		.send_flags = wr->send_flags,
+	};
+	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
+	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		wqe->ex = wr->imm_data;
+
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		wqe->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		wqe->wr.rdma.rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		wqe->wr.atomic.compare_add = wr->wr.atomic.compare_add;
+		wqe->wr.atomic.swap = wr->wr.atomic.swap;
+		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	default:
+		break;
+	}
+
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(data + len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		wqe->inline_len = len;
+	} else if (wr->num_sge) {
+		wqe->num_sge = wr->num_sge;
+		memcpy(data, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
+	}
+}
+
+int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct ibv_send_wr *first = wr;
+	uint32_t prod;
+	int ret = 0, err;
+
+	if (!sroce_qp_sq_ready(qp)) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&qp->sq_lock);
+	prod = qp->sq_prod;
+	for (; wr; wr = wr->next, prod++) {
+		ret = sroce_check_send_wr(qp, wr);
+		if (!ret && sroce_uring_full(&qp->sq, prod))
+			ret = ENOMEM;
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+		sroce_write_send_wqe(sroce_uring_entry(&qp->sq, prod), wr);
+	}
+	if (prod == qp->sq_prod) {
+		pthread_spin_unlock(&qp->sq_lock);
+		return ret;
+	}
+	qp->sq_prod = prod;
+	sroce_uring_publish(&qp->sq, prod);
+	pthread_spin_unlock(&qp->sq_lock);
+
+	if (sroce_uring_need_doorbell(&qp->sq)) {
+		err = sroce_sq_doorbell(qp);
+		/* Which of the posted WRs the kernel will run is unknown. */
+		if (err && !ret) {
+			*bad_wr = first;
+			ret = err;
+		}
+	}
+	return ret;
+}
+
+int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct ibv_recv_wr *first = wr;
+	struct sroce_recv_wqe *wqe;
+	uint32_t prod;
+	int ret = 0, err;
+
+	if (__atomic_load_n(&qp->state, __ATOMIC_RELAXED) == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&qp->rq_lock);
+	prod = qp->rq_prod;
+	for (; wr; wr = wr->next, prod++) {
+		if (wr->num_sge < 0 ||
+		    (uint32_t)wr->num_sge > qp->max_recv_sge)
+			ret = EINVAL;
+		else if (sroce_uring_full(&qp->rq, prod))
+			ret = ENOMEM;
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+		wqe = sroce_uring_entry(&qp->rq, prod);
+		*wqe = (struct sroce_recv_wqe){
+			.wr_id = wr->wr_id,
+			.num_sge = wr->num_sge,
+		};
+		if (wr->num_sge)
+			memcpy(sroce_wqe_sges(wqe, sizeof(*wqe)), wr->sg_list,
+			       wr->num_sge * sizeof(struct ibv_sge));
+	}
+	if (prod == qp->rq_prod) {
+		pthread_spin_unlock(&qp->rq_lock);
+		return ret;
+	}
+	qp->rq_prod = prod;
+	sroce_uring_publish(&qp->rq, prod);
+	pthread_spin_unlock(&qp->rq_lock);
+
+	if (sroce_uring_need_doorbell(&qp->rq)) {
+		err = sroce_rq_doorbell(qp);
+		if (err && !ret) {
+			*bad_wr = first;
+			ret = err;
+		}
+	}
+	return ret;
+}
