@@ -114,26 +114,37 @@ static void check_device(struct ibv_device *dev, const char *want)
 		       "Ethernet" : "other",
 		       128 << pattr.active_mtu, pattr.gid_tbl_len);
 
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	report(!!cq, "ibv_create_cq", errno);
+	if (cq) {
+		ret = ibv_destroy_cq(cq);
+		report(!ret, "ibv_destroy_cq", ret);
+	}
+
 	pd = ibv_alloc_pd(ctx);
 	report(!!pd, "ibv_alloc_pd", errno);
 	if (pd) {
 		printf("  pd handle %u\n", pd->handle);
+		/*
+		 * sroce has no shared receive queues yet: the verb must fail
+		 * cleanly with EOPNOTSUPP rather than pretend.
+		 */
+		if (!strcmp(prov, "sroce")) {
+			struct ibv_srq_init_attr sattr = {
+				.attr = { .max_wr = 16, .max_sge = 1 },
+			};
+			struct ibv_srq *srq;
+
+			errno = 0;
+			srq = ibv_create_srq(pd, &sattr);
+			report(!srq && errno == EOPNOTSUPP,
+			       "unimplemented ibv_create_srq fails with EOPNOTSUPP",
+			       srq ? EEXIST : errno);
+			if (srq)
+				ibv_destroy_srq(srq);
+		}
 		ret = ibv_dealloc_pd(pd);
 		report(!ret, "ibv_dealloc_pd", ret);
-	}
-
-	/*
-	 * sroce does not implement CQs yet: the verb must fail cleanly with
-	 * EOPNOTSUPP rather than pretend.
-	 */
-	if (!strcmp(prov, "sroce")) {
-		errno = 0;
-		cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-		report(!cq && errno == EOPNOTSUPP,
-		       "unimplemented ibv_create_cq fails with EOPNOTSUPP",
-		       cq ? EEXIST : errno);
-		if (cq)
-			ibv_destroy_cq(cq);
 	}
 
 	ret = ibv_close_device(ctx);

@@ -117,7 +117,7 @@ TEST_F(dev, device_attrs)
 	EXPECT_EQ(0, a->max_srq);
 	EXPECT_EQ(0, a->max_ah);
 	EXPECT_EQ(0, a->max_mw);
-	EXPECT_EQ(IBV_ATOMIC_NONE, a->atomic_cap);
+	EXPECT_EQ(IBV_ATOMIC_HCA, a->atomic_cap);
 }
 
 TEST_F(dev, port_attrs)

@@ -375,15 +375,51 @@ TEST_F(qp, error_state_and_back_to_reset)
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
 
-TEST_F(qp, posting_not_implemented_yet)
+/* The verbs API refuses sends before RTS and receives in RESET. */
+TEST_F(qp, post_before_rts_fails)
 {
 	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad_s;
 	struct ibv_recv_wr rwr = {}, *bad_r;
 	struct ibv_qp *qp = make_qp(self->pd, self->cq);
 
 	ASSERT_NE(NULL, qp);
-	EXPECT_EQ(EOPNOTSUPP, ibv_post_send(qp, &swr, &bad_s));
-	EXPECT_EQ(EOPNOTSUPP, ibv_post_recv(qp, &rwr, &bad_r));
+	EXPECT_EQ(EINVAL, ibv_post_send(qp, &swr, &bad_s));
+	EXPECT_EQ(&swr, bad_s);
+	EXPECT_EQ(EINVAL, ibv_post_recv(qp, &rwr, &bad_r));
+	ASSERT_EQ(0, to_init(qp));
+	EXPECT_EQ(EINVAL, ibv_post_send(qp, &swr, &bad_s));
+	EXPECT_EQ(0, ibv_post_recv(qp, &rwr, &bad_r));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+/*
+ * User QPs post through their rings; the kernel takes no work requests
+ * through the post_send/post_recv commands, only empty doorbells.
+ */
+TEST_F(qp, kernel_refuses_work_request_lists)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send cmd;
+		struct ib_uverbs_send_wr wr;
+	} req = {};
+	struct ib_uverbs_post_send_resp resp = {};
+	struct ibv_qp *qp = make_qp(self->pd, self->cq);
+
+	ASSERT_NE(NULL, qp);
+	req.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.hdr.out_words = sizeof(resp) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	req.cmd.qp_handle = qp->handle;
+	req.cmd.wr_count = 1;
+	req.cmd.wqe_size = sizeof(req.wr);
+	req.wr.opcode = IBV_WR_SEND;
+	EXPECT_EQ(-EOPNOTSUPP, uverbs_write(self->d.ctx, &req, sizeof(req)));
+	req.cmd.wr_count = 0;
+	req.hdr.in_words = (sizeof(req) - sizeof(req.wr)) / 4;
+	EXPECT_EQ(0, uverbs_write(self->d.ctx, &req,
+				  sizeof(req) - sizeof(req.wr)));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
 

@@ -8,6 +8,7 @@
 
 #include <linux/bits.h>
 #include <linux/hrtimer.h>
+#include <linux/interrupt.h>
 #include <linux/in6.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
@@ -147,6 +148,9 @@ enum sroce_dev_state {
  * @qp_next: next QP number to try, so numbers are not reused at once
  * @num_qp: queue pairs in existence, bounded by SROCE_MAX_QP
  * @counters: per-CPU counters, summed on read
+ * @lo_queue: packets this device sent to itself, in sending order
+ * @lo_tasklet: delivers @lo_queue; one tasklet runs on one CPU at a time,
+ *	so looped-back packets keep their order whichever CPU sent them
  */
 struct sroce_dev {
 	struct ib_device ibdev;
@@ -169,6 +173,8 @@ struct sroce_dev {
 	u32 qp_next;
 	atomic_t num_qp;
 	struct sroce_pcpu_counters __percpu *counters;
+	struct sk_buff_head lo_queue;
+	struct tasklet_struct lo_tasklet;
 };
 
 struct sroce_qp;
@@ -192,12 +198,9 @@ struct sroce_pd {
  * @iova: address the region is accessed by
  * @length: bytes in the region
  * @access: IB_ACCESS_* flags
- * @free_work: frees the region after an RCU grace period, so the data
- *	path may use a region it looked up under RCU without a reference
  */
 struct sroce_mr {
 	struct ib_mr ibmr;
-	struct rcu_work free_work;
 	struct ib_umem *umem;
 	struct page **pages;
 	size_t npages;
@@ -622,6 +625,8 @@ struct sk_buff *sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 			       unsigned int payload, void **ext,
 			       void **payload_buf);
 void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb);
+void sroce_lo_init(struct sroce_dev *sdev);
+void sroce_lo_exit(struct sroce_dev *sdev);
 
 /* sroce_net.c */
 enum ib_port_state sroce_port_state(struct net_device *ndev);

@@ -35,7 +35,7 @@
 static LIST_HEAD(sroce_dev_list);
 static DEFINE_MUTEX(sroce_dev_list_lock);
 static struct workqueue_struct *sroce_wq;
-/* Data-path work: continued sending, read responses, flushes, MR frees. */
+/* Data-path work: continued sending, read responses, flushes. */
 struct workqueue_struct *sroce_data_wq;
 
 static void sroce_dealloc_driver(struct ib_device *ibdev)
@@ -43,12 +43,10 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
 	sroce_net_detach(sdev);
+	sroce_lo_exit(sdev);
 	ida_destroy(&sdev->pd_ida);
 	/* The core destroyed every user object before calling us. */
 	WARN_ON(!xa_empty(&sdev->mr_xa));
-	/* Region frees wait for RCU and still use the device; finish them. */
-	rcu_barrier();
-	flush_workqueue(sroce_data_wq);
 	xa_destroy(&sdev->mr_xa);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	xa_destroy(&sdev->qp_xa);
@@ -225,6 +223,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
 	INIT_LIST_HEAD(&sdev->list);
 	INIT_WORK(&sdev->unreg_work, sroce_unreg_work);
+	sroce_lo_init(sdev);
 	ida_init(&sdev->pd_ida);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
@@ -338,7 +337,6 @@ static void __exit sroce_exit(void)
 	sroce_reap_devices(true);
 	/* No device has our rx_handler now, so no new unregister work. */
 	sroce_net_exit();
-	rcu_barrier();
 	destroy_workqueue(sroce_data_wq);
 	destroy_workqueue(sroce_wq);
 }

@@ -114,19 +114,10 @@ err_free:
 	return ERR_PTR(err);
 }
 
-static void sroce_mr_free_work(struct work_struct *work)
-{
-	struct sroce_mr *mr = container_of(to_rcu_work(work), struct sroce_mr,
-					   free_work);
-
-	kvfree(mr->pages);
-	ib_umem_release(mr->umem);
-	kfree(mr);
-}
-
 /*
  * The data path looks regions up under RCU and uses them without a
- * reference, so the pages stay pinned until every such user is done.
+ * reference: wait for those users, then unpin, so that the pages are
+ * unpinned (and uncharged) when deregistration returns.
  */
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
@@ -134,8 +125,10 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct sroce_mr *mr = to_smr(ibmr);
 
 	xa_erase(&sdev->mr_xa, ibmr->lkey >> 8);
-	INIT_RCU_WORK(&mr->free_work, sroce_mr_free_work);
-	queue_rcu_work(sroce_data_wq, &mr->free_work);
+	synchronize_rcu_expedited();
+	kvfree(mr->pages);
+	ib_umem_release(mr->umem);
+	kfree(mr);
 	return 0;
 }
 

@@ -224,7 +224,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_bh(&qp->req_lock);
 	xa_erase(&sdev->qp_xa, ibqp->qp_num);
 	/* Receivers found the QP under RCU; wait until none is left. */
-	synchronize_rcu();
+	synchronize_rcu_expedited();
 	sroce_qp_quiesce(qp);
 	sroce_qp_free_shadow(qp);
 	if (qp->av_valid)
@@ -248,8 +248,10 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 		return -EINVAL;
 	if ((mask & IB_QP_PORT) && attr->port_num != SROCE_PORT)
 		return -EINVAL;
+	/* Local write means nothing for a QP, but consumers do pass it. */
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
-	    (attr->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE |
+	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
+				       IB_ACCESS_REMOTE_WRITE |
 				       IB_ACCESS_REMOTE_READ |
 				       IB_ACCESS_REMOTE_ATOMIC)))
 		return -EINVAL;

@@ -4,9 +4,11 @@
  * BTH, extension headers, payload, ICRC) and handed to the bound netdev,
  * without the IP layer: the destination MAC comes from the QP's address
  * vector, which the core resolved in the netdev's own namespace. Packets
- * for this same device are looped back through netif_rx(), so they take
- * the same receive path as packets from the wire and never recurse into
- * the sender's locks.
+ * for this same device are looped back through a per-device queue and
+ * tasklet: they take the same receive path as packets from the wire, never
+ * recurse into the sender's locks, and keep their order even when one QP
+ * sends from several CPUs (netif_rx() would spread them over per-CPU
+ * backlogs).
  */
 #include <linux/etherdevice.h>
 #include <linux/ip.h>
@@ -150,6 +152,53 @@ struct sk_buff *sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 	return skb;
 }
 
+/* Looped-back packets waiting at most; beyond, they are dropped. */
+#define SROCE_LO_QUEUE_MAX	4096
+#define SROCE_LO_BUDGET		64
+
+static void sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	if (skb_queue_len(&sdev->lo_queue) >= SROCE_LO_QUEUE_MAX) {
+		sroce_count(sdev, SROCE_CNT_TX_DROP);
+		kfree_skb(skb);
+		return;
+	}
+	skb->dev = sdev->ndev;
+	skb->pkt_type = PACKET_HOST;
+	skb_queue_tail(&sdev->lo_queue, skb);
+	sroce_count(sdev, SROCE_CNT_TX_PACKETS);
+	tasklet_schedule(&sdev->lo_tasklet);
+}
+
+static void sroce_lo_deliver(struct tasklet_struct *t)
+{
+	struct sroce_dev *sdev = from_tasklet(sdev, t, lo_tasklet);
+	struct sk_buff *skb;
+	int n;
+
+	for (n = 0; n < SROCE_LO_BUDGET; n++) {
+		skb = skb_dequeue(&sdev->lo_queue);
+		if (!skb)
+			return;
+		sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
+		sroce_rcv(sdev, skb);
+	}
+	tasklet_schedule(&sdev->lo_tasklet);
+}
+
+void sroce_lo_init(struct sroce_dev *sdev)
+{
+	skb_queue_head_init(&sdev->lo_queue);
+	tasklet_setup(&sdev->lo_tasklet, sroce_lo_deliver);
+}
+
+/* Context: no queue pair of the device is left to queue packets. */
+void sroce_lo_exit(struct sroce_dev *sdev)
+{
+	tasklet_kill(&sdev->lo_tasklet);
+	skb_queue_purge(&sdev->lo_queue);
+}
+
 /**
  * sroce_tx_send() - finish a packet from sroce_tx_alloc() and send it.
  * @qp: sending queue pair
@@ -175,6 +224,10 @@ void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
 		udp6_set_csum(false, skb, &p->saddr, &p->daddr,
 			      skb->len - skb_transport_offset(skb));
 
+	if (p->loopback) {
+		sroce_lo_queue(sdev, skb);
+		return;
+	}
 	eth = skb_push(skb, ETH_HLEN);
 	skb_reset_mac_header(skb);
 	ether_addr_copy(eth->h_dest, p->dmac);
@@ -182,12 +235,7 @@ void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
 	eth->h_proto = skb->protocol;
 	skb->dev = ndev;
 
-	if (p->loopback) {
-		skb->protocol = eth_type_trans(skb, ndev);
-		ret = netif_rx(skb);
-	} else {
-		ret = dev_queue_xmit(skb);
-	}
+	ret = dev_queue_xmit(skb);
 	if (ret == NET_XMIT_SUCCESS || ret == NET_XMIT_CN)
 		sroce_count(sdev, SROCE_CNT_TX_PACKETS);
 	else
