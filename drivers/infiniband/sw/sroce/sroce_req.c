@@ -89,22 +89,27 @@ static void sroce_req_post_cqe(struct sroce_qp *qp, u64 wr_id, u32 op,
 	sroce_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
 }
 
-/* Complete the WQE at the head; successful unsignaled ones stay silent. */
+/*
+ * Complete the WQE at the head; successful unsignaled ones stay silent.
+ * The slot is released before the completion appears: a consumer that
+ * sees the completion may post into the slot at once. The completion is
+ * built from the kernel's copy, which the next fetch alone overwrites.
+ */
 static void sroce_req_complete(struct sroce_qp *qp, int status)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_send_wqe *w = sroce_swqe(qp, req->head);
 	struct sroce_swqe_state *st = sroce_sst(qp, req->head);
 
-	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
-	    (w->send_flags & SROCE_SEND_F_SIGNALED))
-		sroce_req_post_cqe(qp, w->wr_id, w->opcode, st->length, status);
 	if (sroce_op_is_rdatomic(w->opcode) && req->head != req->next &&
 	    req->rd_pending)
 		req->rd_pending--;
 	req->head++;
-	/* The slot may be reused once its completion is written. */
+	/* Release: the slot's last use (our copy of it) is done. */
 	smp_store_release(&qp->sq.hdr->cons, req->head);
+	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
+	    (w->send_flags & SROCE_SEND_F_SIGNALED))
+		sroce_req_post_cqe(qp, w->wr_id, w->opcode, st->length, status);
 }
 
 /* A locally detected error: complete the head with it, fail the QP. */
@@ -800,7 +805,8 @@ void sroce_req_flush(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	const struct sroce_send_wqe *src;
-	u32 prod;
+	u32 prod, op;
+	u64 wr_id;
 
 	/* Ask for doorbells first, so a WQE posted after prod is read rings. */
 	WRITE_ONCE(qp->sq.hdr->flags, SROCE_RING_NEED_DOORBELL);
@@ -812,17 +818,17 @@ void sroce_req_flush(struct sroce_qp *qp)
 	prod = smp_load_acquire(&qp->sq.hdr->prod);
 	if (prod - req->head > qp->sq.num_entries)
 		prod = req->head + qp->sq.num_entries;
-	for (; req->head != prod; req->head++) {
+	while (req->head != prod) {
 		src = sroce_ring_entry(&qp->sq, req->head);
-		sroce_req_post_cqe(qp, READ_ONCE(src->wr_id),
-				   READ_ONCE(src->opcode), 0,
-				   IB_WC_WR_FLUSH_ERR);
+		wr_id = READ_ONCE(src->wr_id);
+		op = READ_ONCE(src->opcode);
+		/* Release: the slot is read; free it before completing it. */
+		smp_store_release(&qp->sq.hdr->cons, ++req->head);
+		sroce_req_post_cqe(qp, wr_id, op, 0, IB_WC_WR_FLUSH_ERR);
 	}
 	req->fetched = req->head;
 	req->next = req->head;
 	req->off = 0;
 	req->rd_pending = 0;
 	req->una = req->psn;
-	/* Release: the completions are written before the slots free up. */
-	smp_store_release(&qp->sq.hdr->cons, req->head);
 }

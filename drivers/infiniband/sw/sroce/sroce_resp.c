@@ -77,10 +77,13 @@ static void sroce_resp_complete_recv(struct sroce_qp *qp, int status,
 		memcpy(&cqe.ex, imm, sizeof(cqe.ex));
 		cqe.wc_flags = SROCE_WC_F_WITH_IMM;
 	}
-	sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, se);
 	resp->in_send = false;
-	/* Release: the completion is written before the slot frees up. */
+	/*
+	 * Release the slot before the completion appears, so a consumer that
+	 * reposts on seeing it finds room; the WQE was copied long ago.
+	 */
 	smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
+	sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, se);
 }
 
 /*
@@ -658,13 +661,13 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	prod = smp_load_acquire(&qp->rq.hdr->prod);
 	if (prod - resp->rq_cons > qp->rq.num_entries)
 		prod = resp->rq_cons + qp->rq.num_entries;
-	for (; resp->rq_cons != prod; resp->rq_cons++) {
+	while (resp->rq_cons != prod) {
 		src = sroce_ring_entry(&qp->rq, resp->rq_cons);
 		cqe.wr_id = READ_ONCE(src->wr_id);
+		/* Release: the slot is read; free it before completing it. */
+		smp_store_release(&qp->rq.hdr->cons, ++resp->rq_cons);
 		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, false);
 	}
-	/* Release: the completions are written before the slots free up. */
-	smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
 	resp->in_write = false;
 	resp->rp_head = resp->rp_tail;
 	resp->aeth_valid = false;
