@@ -7,6 +7,8 @@
 #   make modules-all     the module for every supported kernel
 #   make run             the main job (see README)
 #   make check           the whole test suite on both kernels (see README)
+#   make bench           sroce against rdma_rxe, perftest matrix (see README);
+#                        BENCH_ARGS=--quick for a smoke test
 #   make checkpatch      scripts/checkpatch.pl --strict over the sources
 #   make sparse          sparse with endianness checks
 #
@@ -22,8 +24,8 @@ KBUILD_TREE = $(BUILD)/$(KREL)
 USER_OUT := $(BUILD)/user
 W ?= 1
 
-.PHONY: all tree module modules-all provider selftests run check checkpatch \
-	sparse clean
+.PHONY: all tree module modules-all provider selftests run check bench \
+	checkpatch sparse clean
 
 all: module provider selftests
 
@@ -50,6 +52,10 @@ run:
 
 check:
 	scripts/check
+
+BENCH_ARGS ?=
+bench:
+	scripts/bench --kernel $(KVER) $(BENCH_ARGS)
 
 checkpatch:
 	scripts/lint checkpatch
