@@ -149,8 +149,9 @@ enum sroce_dev_state {
  * @num_qp: queue pairs in existence, bounded by SROCE_MAX_QP
  * @counters: per-CPU counters, summed on read
  * @lo_queue: packets this device sent to itself, in sending order
- * @lo_tasklet: delivers @lo_queue; one tasklet runs on one CPU at a time,
- *	so looped-back packets keep their order whichever CPU sent them
+ * @lo_tasklet: delivers @lo_queue when no sender does it itself
+ * @lo_drain_lock: held by whoever delivers @lo_queue: one drainer at a
+ *	time keeps looped-back packets in order whichever CPU sent them
  */
 struct sroce_dev {
 	struct ib_device ibdev;
@@ -175,6 +176,7 @@ struct sroce_dev {
 	struct sroce_pcpu_counters __percpu *counters;
 	struct sk_buff_head lo_queue;
 	struct tasklet_struct lo_tasklet;
+	spinlock_t lo_drain_lock;	/* one drainer of lo_queue */
 };
 
 struct sroce_qp;
@@ -291,6 +293,7 @@ struct sroce_swqe_state {
  * @fetched: SQ index up to which WQEs were copied into @shadow
  * @head: oldest WQE not yet completed
  * @next: WQE being sent
+ * @started: WQEs before it were sent at least once (later sends resend)
  * @off: bytes of @next already sent
  * @sge: SGE of @next that byte @off is in
  * @sge_off: offset of byte @off within that SGE
@@ -309,6 +312,7 @@ struct sroce_req {
 	u32 fetched;
 	u32 head;
 	u32 next;
+	u32 started;
 	u32 off;
 	u32 sge;
 	u32 sge_off;
@@ -626,6 +630,7 @@ struct sk_buff *sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 			       void **payload_buf);
 void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb);
 void sroce_lo_init(struct sroce_dev *sdev);
+void sroce_lo_drain(struct sroce_dev *sdev);
 void sroce_lo_exit(struct sroce_dev *sdev);
 
 /* sroce_net.c */

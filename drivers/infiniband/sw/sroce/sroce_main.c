@@ -311,8 +311,11 @@ static int __init sroce_init(void)
 	sroce_wq = alloc_workqueue("sroce", WQ_UNBOUND, 0);
 	if (!sroce_wq)
 		return -ENOMEM;
-	sroce_data_wq = alloc_workqueue("sroce_data",
-					WQ_UNBOUND | WQ_HIGHPRI, 0);
+	/*
+	 * Per-CPU: continued sending stays on the CPU that started it, so
+	 * its packets share one receive backlog and stay in order.
+	 */
+	sroce_data_wq = alloc_workqueue("sroce_data", WQ_HIGHPRI, 0);
 	if (!sroce_data_wq) {
 		err = -ENOMEM;
 		goto err_wq;

@@ -322,6 +322,7 @@ static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 		qp->req.head = prod;
 		qp->req.fetched = prod;
 		qp->req.next = prod;
+		qp->req.started = prod;
 		/* Release: pairs with the provider's acquire of cons. */
 		smp_store_release(&qp->sq.hdr->cons, prod);
 		qp->sq.hdr->flags = SROCE_RING_NEED_DOORBELL;

@@ -333,7 +333,9 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 	se = last && (w->send_flags & SROCE_SEND_F_SOLICITED) &&
 	     (op == IB_UVERBS_WR_SEND || imm);
 
-	skb = sroce_tx_alloc(qp, sroce_req_opcode(op, first, last), req->psn,
+	skb = sroce_tx_alloc(qp, sroce_req_opcode(op, first, last),
+			     op == IB_UVERBS_WR_RDMA_READ ?
+			     st->first_psn + st->read_off / qp->mtu : req->psn,
 			     ackreq, se, ext_len, plen, &ext, &payload);
 	if (!skb)
 		return -ENOMEM;
@@ -347,7 +349,14 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 		a->swap_add = cpu_to_be64(cas ? w->wr.atomic.swap :
 						w->wr.atomic.compare_add);
 		a->compare = cpu_to_be64(cas ? w->wr.atomic.compare_add : 0);
-	} else if (first && (write || op == IB_UVERBS_WR_RDMA_READ)) {
+	} else if (op == IB_UVERBS_WR_RDMA_READ) {
+		struct sroce_reth *r = ext;
+
+		/* Asked again, a read asks only for what is still missing. */
+		r->va = cpu_to_be64(w->wr.rdma.remote_addr + st->read_off);
+		r->rkey = cpu_to_be32(w->wr.rdma.rkey);
+		r->len = cpu_to_be32(st->length - st->read_off);
+	} else if (first && write) {
 		struct sroce_reth *r = ext;
 
 		r->va = cpu_to_be64(w->wr.rdma.remote_addr);
@@ -371,7 +380,7 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 
 	req->since_ackreq = ackreq ? 0 : req->since_ackreq + 1;
 	if (rdatomic) {
-		req->psn = (req->psn + st->npsn) & SROCE_PSN_MASK;
+		req->psn = (st->first_psn + st->npsn) & SROCE_PSN_MASK;
 		req->rd_pending++;
 	} else {
 		req->psn = (req->psn + 1) & SROCE_PSN_MASK;
@@ -435,9 +444,10 @@ static bool sroce_req_progress(struct sroce_qp *qp, int budget)
 		if (req->off == 0 && (w->send_flags & SROCE_SEND_F_FENCE) &&
 		    req->rd_pending)
 			return false;
-		if (req->off == 0) {
+		/* A first send fixes the PSNs; a resend reuses them. */
+		if (req->off == 0 && req->next == req->started) {
 			st->first_psn = req->psn;
-			st->read_off = 0;
+			req->started++;
 		}
 		err = sroce_req_send_packet(qp);
 		if (err == -ENOMEM)
@@ -456,7 +466,8 @@ static bool sroce_req_progress(struct sroce_qp *qp, int budget)
 static void sroce_req_progress_bh(struct sroce_qp *qp)
 {
 	if (sroce_req_progress(qp, SROCE_TX_BUDGET) && !qp->dead)
-		queue_work(sroce_data_wq, &qp->req_work);
+		queue_work_on(raw_smp_processor_id(), sroce_data_wq,
+			      &qp->req_work);
 }
 
 /**
@@ -473,7 +484,10 @@ void sroce_req_kick(struct sroce_qp *qp)
 	do {
 		spin_lock_bh(&qp->req_lock);
 		more = sroce_req_progress(qp, SROCE_TX_BUDGET);
-		spin_unlock_bh(&qp->req_lock);
+		spin_unlock(&qp->req_lock);
+		if (qp->path.loopback)
+			sroce_lo_drain(to_sdev(qp->ibqp.device));
+		local_bh_enable();
 		if (more)
 			cond_resched();
 	} while (more);
@@ -505,7 +519,7 @@ static void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	if (i == end)
 		return;
 	if (sroce_op_is_rdatomic(w->opcode)) {
-		/* Reads and atomics are asked again as a whole. */
+		/* Asked again from the first response still missing. */
 		req->off = 0;
 		req->psn = st->first_psn;
 	} else {
@@ -516,6 +530,18 @@ static void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	req->next = i;
 	req->rd_pending = rd;
 	req->since_ackreq = 0;
+}
+
+/* Move the oldest unacknowledged PSN forward: progress resets retries. */
+static void sroce_req_advance_una(struct sroce_qp *qp, u32 una)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (sroce_psn_cmp(una, req->una) <= 0)
+		return;
+	req->una = una & SROCE_PSN_MASK;
+	req->retry_left = qp->attr.retry_cnt;
+	req->rnr_left = qp->attr.rnr_retry;
 }
 
 /*
@@ -530,23 +556,26 @@ static void sroce_req_ack_upto(struct sroce_qp *qp, u32 apsn)
 	struct sroce_send_wqe *w;
 	u32 last;
 
-	if (sroce_psn_cmp(apsn + 1, req->una) > 0) {
-		req->una = (apsn + 1) & SROCE_PSN_MASK;
-		req->retry_left = qp->attr.retry_cnt;
-		req->rnr_left = qp->attr.rnr_retry;
-	}
+	u32 una = apsn + 1;
+
 	while (req->head != req->next) {
 		st = sroce_sst(qp, req->head);
 		w = sroce_swqe(qp, req->head);
+		if (sroce_op_is_rdatomic(w->opcode) &&
+		    sroce_psn_cmp(st->first_psn, apsn) <= 0) {
+			/* Only its own responses move past an unfinished read. */
+			una = st->first_psn + st->read_off / qp->mtu;
+			last = st->first_psn + st->npsn - 1;
+			if (sroce_psn_cmp(last, apsn) <= 0)
+				sroce_req_rewind(qp, una);
+			break;
+		}
 		last = st->first_psn + st->npsn - 1;
 		if (sroce_psn_cmp(last, apsn) > 0 || st->status)
-			return;
-		if (sroce_op_is_rdatomic(w->opcode)) {
-			sroce_req_rewind(qp, st->first_psn);
-			return;
-		}
+			break;
 		sroce_req_complete(qp, IB_WC_SUCCESS);
 	}
+	sroce_req_advance_una(qp, una);
 }
 
 static int sroce_nak_status(u8 code)
@@ -629,12 +658,12 @@ static void sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (w->opcode != IB_UVERBS_WR_RDMA_READ)
 		return;
 	expect = (st->first_psn + st->read_off / qp->mtu) & SROCE_PSN_MASK;
-	if (pkt->psn != expect) {
-		/* Ahead: responses were lost; behind: a duplicate. */
-		if (sroce_psn_cmp(pkt->psn, expect) > 0)
-			sroce_req_rewind(qp, st->first_psn);
+	/*
+	 * Behind: a duplicate. Ahead: lost or only reordered (paths through
+	 * several CPUs' backlogs reorder); the timer asks again if lost.
+	 */
+	if (pkt->psn != expect)
 		return;
-	}
 	last_psn = (st->first_psn + st->npsn - 1) & SROCE_PSN_MASK;
 	last = pkt->psn == last_psn;
 	want = last ? st->length - st->read_off : qp->mtu;
@@ -656,8 +685,7 @@ static void sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		return;
 	}
 	st->read_off += pkt->payload_len;
-	if (sroce_psn_cmp(pkt->psn + 1, req->una) > 0)
-		req->una = (pkt->psn + 1) & SROCE_PSN_MASK;
+	sroce_req_advance_una(qp, pkt->psn + 1);
 	if (last)
 		sroce_req_complete(qp, IB_WC_SUCCESS);
 }
@@ -690,7 +718,7 @@ static void sroce_req_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		return;
 	}
 	sroce_mr_write(mr, sroce_swqe_sge(w)->addr, &orig, sizeof(orig));
-	req->una = (pkt->psn + 1) & SROCE_PSN_MASK;
+	sroce_req_advance_una(qp, pkt->psn + 1);
 	sroce_req_complete(qp, IB_WC_SUCCESS);
 }
 
@@ -783,6 +811,7 @@ void sroce_req_init(struct sroce_qp *qp)
 
 	req->next = req->head;
 	req->fetched = req->head;
+	req->started = req->head;
 	req->off = 0;
 	req->psn = qp->attr.sq_psn;
 	req->una = qp->attr.sq_psn;
@@ -828,6 +857,7 @@ void sroce_req_flush(struct sroce_qp *qp)
 	}
 	req->fetched = req->head;
 	req->next = req->head;
+	req->started = req->head;
 	req->off = 0;
 	req->rd_pending = 0;
 	req->una = req->psn;

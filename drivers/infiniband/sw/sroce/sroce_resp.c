@@ -409,7 +409,8 @@ static bool sroce_resp_queue(struct sroce_qp *qp, const struct sroce_reply *r)
 		return false;
 	resp->replies[resp->rp_tail++ % SROCE_REPLY_SLOTS] = *r;
 	if (sroce_resp_send_replies(qp, SROCE_TX_BUDGET))
-		queue_work(sroce_data_wq, &qp->resp_work);
+		queue_work_on(raw_smp_processor_id(), sroce_data_wq,
+			      &qp->resp_work);
 	return true;
 }
 

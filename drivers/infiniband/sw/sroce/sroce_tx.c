@@ -170,25 +170,45 @@ static void sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
 	tasklet_schedule(&sdev->lo_tasklet);
 }
 
-static void sroce_lo_deliver(struct tasklet_struct *t)
+/**
+ * sroce_lo_drain() - deliver looped-back packets, if no one else is.
+ * @sdev: the device
+ *
+ * Senders call this right after sending, so a reply does not wait for
+ * softirq processing, which busy-polling processes can delay by a whole
+ * scheduler tick. Whatever is left goes to the tasklet.
+ * Context: BH disabled.
+ */
+void sroce_lo_drain(struct sroce_dev *sdev)
 {
-	struct sroce_dev *sdev = from_tasklet(sdev, t, lo_tasklet);
 	struct sk_buff *skb;
 	int n;
 
+	if (!spin_trylock(&sdev->lo_drain_lock))
+		return;	/* the holder re-checks the queue when it is done */
 	for (n = 0; n < SROCE_LO_BUDGET; n++) {
 		skb = skb_dequeue(&sdev->lo_queue);
 		if (!skb)
-			return;
+			break;
 		sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
 		sroce_rcv(sdev, skb);
 	}
-	tasklet_schedule(&sdev->lo_tasklet);
+	spin_unlock(&sdev->lo_drain_lock);
+	if (!skb_queue_empty(&sdev->lo_queue))
+		tasklet_schedule(&sdev->lo_tasklet);
+}
+
+static void sroce_lo_deliver(struct tasklet_struct *t)
+{
+	struct sroce_dev *sdev = from_tasklet(sdev, t, lo_tasklet);
+
+	sroce_lo_drain(sdev);
 }
 
 void sroce_lo_init(struct sroce_dev *sdev)
 {
 	skb_queue_head_init(&sdev->lo_queue);
+	spin_lock_init(&sdev->lo_drain_lock);
 	tasklet_setup(&sdev->lo_tasklet, sroce_lo_deliver);
 }
 
