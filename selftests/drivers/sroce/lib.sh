@@ -91,10 +91,11 @@ sr_veth() {
 
 # sr_ns_pair: the usual two-host topology, named from the test's tag.
 # Sets A (here, 198.18.N.1 and 2001:db8:N::1) and B (in netns NS, .2 and
-# ::2), with IP4/PEER4/IP6/PEER6 holding the addresses.
+# ::2), with IP4/PEER4/IP6/PEER6 holding the addresses. N is never 0, so
+# the IPv6 addresses are written the way tools print them.
 sr_ns_pair() {
 	A=sr${SR_TAG}a B=sr${SR_TAG}b NS=srns${SR_TAG}
-	local n=$(( SR_TAG % 250 ))
+	local n=$(( SR_TAG % 250 + 1 ))
 	IP4=198.18.$n.1 PEER4=198.18.$n.2
 	IP6=2001:db8:$n::1 PEER6=2001:db8:$n::2
 	ip netns add "$NS" || return 1
@@ -114,6 +115,36 @@ sr_ns_pair() {
 sr_link_add() {
 	rdma link add "$1" type sroce netdev "$2" || return 1
 	sr_on_exit "rdma link del $1"
+}
+
+# sr_link_add_ns NS IBDEV NETDEV [TYPE]: the same for a netdev in netns
+# NS (the link is made from inside NS, where the netdev's name resolves).
+# The RDMA device is visible in every netns in the default "shared" rdma
+# netns mode, so it is used and removed from here. TYPE: default sroce.
+sr_link_add_ns() {
+	ip netns exec "$1" rdma link add "$2" type "${4:-sroce}" netdev "$3" ||
+		return 1
+	sr_on_exit "rdma link del $2"
+}
+
+# sr_tool NAME: path of a C test or tool built next to the tests (when
+# installed) or in the repository's build tree; fails if there is none.
+sr_tool() {
+	local d
+	for d in "$SR_DIR" "$SR_DIR/../../../build/user/selftests"; do
+		if [ -x "$d/$1" ]; then
+			echo "$d/$1"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# sr_run_indented CMD...: run CMD with its output (stdout and stderr)
+# turned into TAP comments; returns CMD's exit status.
+sr_run_indented() {
+	"$@" 2>&1 | sed 's/^/# /'
+	return "${PIPESTATUS[0]}"
 }
 
 sr_ibdev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
@@ -160,6 +191,108 @@ sr_wait_gid() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# sr_gid_index IBDEV ADDR [SECONDS]: print the index of the RoCEv2 GID of
+# an IPv4 or IPv6 address (IPv6 as ibv_devinfo prints it, canonical),
+# waiting for it like sr_wait_gid.
+sr_gid_index() {
+	local gid=$2 i idx
+	case $gid in *:*) ;; *) gid=::ffff:$gid ;; esac
+	for ((i = 0; i < ${3:-10} * 10; i++)); do
+		idx=$(ibv_devinfo -v -d "$1" 2>/dev/null |
+			sed -n 's/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*/\1 /p' |
+			awk -v g="$gid, RoCE v2" '{ i = $1; sub(/^[0-9]+ /, "") }
+				$0 == g { print i; exit }')
+		if [ -n "$idx" ]; then
+			echo "$idx"
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# sr_wait_listen PORT [NS] [SECONDS]: a TCP socket listens on PORT (in
+# netns NS if not empty) within SECONDS (default 30).
+sr_wait_listen() {
+	local i ns=()
+	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
+	for ((i = 0; i < ${3:-30} * 10; i++)); do
+		"${ns[@]}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q . &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# sr_capture_start IFACE FILE: capture the RoCEv2 (UDP 4791) frames on
+# IFACE into the pcapng FILE with tshark in the background, and wait (up
+# to a minute: tshark starts slowly under emulation) until it captures.
+# sr_capture_stop ends it. One capture at a time.
+sr_capture_start() {
+	local i
+	tshark -q -i "$1" -f "udp port 4791" -w "$2" >"$2.log" 2>&1 &
+	SR_CAPTURE_PID=$!
+	sr_on_exit "kill $SR_CAPTURE_PID"
+	for ((i = 0; i < 600; i++)); do
+		grep -q '^Capturing on' "$2.log" && return 0
+		kill -0 "$SR_CAPTURE_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	sed 's/^/# tshark: /' "$2.log"
+	return 1
+}
+
+sr_capture_stop() {
+	[ -n "${SR_CAPTURE_PID:-}" ] || return 1
+	kill -INT "$SR_CAPTURE_PID" 2>/dev/null
+	wait "$SR_CAPTURE_PID"
+	SR_CAPTURE_PID=
+}
+
+# sr_tshark_read FILE [TSHARK ARGS...]: tshark -r FILE with the heuristic
+# dissectors for InfiniBand payloads (RPC-over-RDMA, iSER, SMB Direct...)
+# turned off: they take random test data for their protocols and report
+# it malformed. Their names come from tshark itself, once.
+sr_tshark_read() {
+	local f=$1
+	shift
+	if [ -z "${SR_TSHARK_OPTS+set}" ]; then
+		read -r -a SR_TSHARK_OPTS <<<"$(tshark -G heuristic-decodes 2>/dev/null |
+			awk -F '\t' '$1 == "infiniband.payload" && $2 != "ethertype" {
+				printf "--disable-protocol %s ", $2 }')"
+	fi
+	tshark -r "$f" "${SR_TSHARK_OPTS[@]}" "$@" 2>/dev/null
+}
+
+# sr_capture_summary FILE: one tshark pass over a capture (tshark starts
+# slowly under emulation), printing "FRAMES ROCE BAD MAXLEN": frames in
+# all, frames dissected as InfiniBand (tshark's name for RoCEv2 on UDP
+# 4791), frames with an error-level expert note (malformed ones always
+# have one) other than about checksums (RoCEv2 may send a zero UDP
+# checksum even over IPv6, the ICRC protects the packet), and the longest
+# frame in bytes.
+sr_capture_summary() {
+	sr_tshark_read "$1" -T fields -e frame.len -e infiniband.bth.opcode \
+		-e _ws.expert.severity -e _ws.expert.group |
+		awk -F '\t' '
+		{
+			n++
+			if ($1 + 0 > max)
+				max = $1 + 0
+			if ($2 != "")
+				ib++
+			k = split($3, sev, ",")
+			split($4, grp, ",")
+			for (i = 1; i <= k; i++)
+				# PI_ERROR, not PI_CHECKSUM
+				if (sev[i] + 0 >= 8388608 && grp[i] + 0 != 16777216) {
+					bad++
+					break
+				}
+		}
+		END { print n + 0, ib + 0, bad + 0, max + 0 }'
 }
 
 # The kernel must not have complained while the test ran.

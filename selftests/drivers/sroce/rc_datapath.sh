@@ -1,0 +1,146 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The RC data path in real topologies: rc_ops (every RC operation checked
+# byte for byte, completions, error paths) between
+#  - two QPs of one sroce device on a veth, over an IPv4 and an IPv6 GID;
+#  - two sroce devices on the ends of a veth pair whose far end is in
+#    another netns, over IPv4 (path MTU 4096) and IPv6 (path MTU 1024),
+#    with the frames captured on the veth: RoCEv2 really crossed it,
+#    tshark dissects every frame without a malformed-packet error, and the
+#    frames fit the path MTU.
+# Netdev MTUs are 9000, so the ports' active MTU is 4096.
+#
+# SROCE_SKIP_MAX_MSG=1 skips rc_ops's 1 GiB message (it runs only in the
+# first case anyway, and skips itself when memory is short).
+# SR_RC_LINK_TYPE=rxe runs the loopback cases over rdma_rxe instead, to
+# compare; the netns cases need sroce (rxe listens in init_net only).
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+TYPE=${SR_RC_LINK_TYPE:-sroce}
+if [ "$TYPE" = sroce ]; then
+	sr_require_sroce
+else
+	sr_require_root
+	modprobe "rdma_$TYPE" 2>/dev/null || sr_skip "rdma_$TYPE not available"
+fi
+RC_OPS=$(sr_tool rc_ops) || sr_skip "rc_ops not built"
+command -v ibv_devinfo >/dev/null || sr_skip "ibv_devinfo missing"
+RC_TIMEOUT=600
+
+sr_dmesg_mark
+TMP=$(mktemp -d)
+sr_on_exit "rm -rf $TMP"
+n=$(( SR_TAG % 250 + 1 ))
+
+# rc DESCRIPTION VAR=VALUE...: one rc_ops run with that environment, its
+# TAP output kept as comments.
+rc() {
+	local desc=$1
+	shift
+	sr_log "$desc: $*"
+	sr_check "$desc: rc_ops" sr_run_indented \
+		timeout -k 10 "$RC_TIMEOUT" env "$@" "$RC_OPS"
+}
+
+# ------------------------------------------------ (a), (b): loopback
+L=sr${SR_TAG}l
+LDEV=${TYPE}_l$SR_TAG
+L4=198.19.$n.1
+L6=2001:db8:1:$n::1
+sr_veth "$L" "${L}p" || sr_skip "cannot create a veth pair"
+ip link set "$L" mtu 9000
+ip link set "${L}p" mtu 9000
+ip addr add "$L4/24" dev "$L"
+ip addr add "$L6/64" dev "$L" nodad
+if ! rdma link add "$LDEV" type "$TYPE" netdev "$L"; then
+	sr_fail "rdma link add $LDEV type $TYPE netdev $L"
+	sr_done
+fi
+sr_on_exit "rdma link del $LDEV"
+sr_check "loopback: port active at MTU 4096" \
+	test "$(sr_wait_port_state "$LDEV" PORT_ACTIVE &&
+		sr_port_field "$LDEV" active_mtu)" = 4096
+if g4=$(sr_gid_index "$LDEV" "$L4"); then
+	rc "loopback IPv4" SROCE_DEV_A="$LDEV" SROCE_GID_A="$g4"
+else
+	sr_fail "loopback: no GID for $L4"
+fi
+if g6=$(sr_gid_index "$LDEV" "$L6"); then
+	rc "loopback IPv6" SROCE_DEV_A="$LDEV" SROCE_GID_A="$g6" \
+		SROCE_SKIP_MAX_MSG=1
+else
+	sr_fail "loopback: no GID for $L6"
+fi
+
+# ------------------------------------------------ (c): across a netns
+if [ "$TYPE" != sroce ]; then
+	sr_log "netns cases skipped: they need sroce"
+	sr_check "kernel log clean" sr_dmesg_clean
+	sr_done
+fi
+DA=sroce_a$SR_TAG
+DB=sroce_b$SR_TAG
+sr_ns_pair || sr_skip "cannot build the veth/netns topology"
+ip link set "$A" mtu 9000
+ip -n "$NS" link set "$B" mtu 9000
+sr_link_add "$DA" "$A" || sr_fail "rdma link add $DA on $A"
+sr_link_add_ns "$NS" "$DB" "$B" || sr_fail "rdma link add $DB on $B in $NS"
+HAVE_TSHARK=0
+command -v tshark >/dev/null && HAVE_TSHARK=1
+[ $HAVE_TSHARK = 1 ] || sr_log "tshark missing: the wire is not checked"
+
+# netns FAMILY MTU LOCAL_ADDR PEER_ADDR: rc_ops between DA and DB, with
+# the frames on the root-side veth captured and checked.
+netns() {
+	local what="netns IPv$1 MTU $2" ga gb cap=$TMP/ipv$1.pcapng
+	local n_all n_ib n_bad max c
+	local -A before
+	if ! ga=$(sr_gid_index "$DA" "$3") || ! gb=$(sr_gid_index "$DB" "$4")
+	then
+		sr_fail "$what: GIDs of $3 and $4"
+		return
+	fi
+	for c in rx_roce_packets rx_drop_bad_icrc rx_drop_malformed; do
+		before[$DA.$c]=$(sr_counter "$DA" "$c")
+		before[$DB.$c]=$(sr_counter "$DB" "$c")
+	done
+	local wire=$HAVE_TSHARK
+	if [ "$wire" = 1 ] && ! sr_capture_start "$A" "$cap"; then
+		sr_fail "$what: tshark did not start capturing"
+		sr_capture_stop
+		wire=0
+	fi
+	rc "$what" SROCE_DEV_A="$DA" SROCE_GID_A="$ga" SROCE_DEV_B="$DB" \
+		SROCE_GID_B="$gb" SROCE_MTU="$2" SROCE_SKIP_MAX_MSG=1
+
+	# Both devices received RoCE, none of it bad.
+	sr_check "$what: both devices received RoCEv2" test \
+		"$(sr_counter "$DA" rx_roce_packets)" -gt "${before[$DA.rx_roce_packets]}" -a \
+		"$(sr_counter "$DB" rx_roce_packets)" -gt "${before[$DB.rx_roce_packets]}"
+	for c in rx_drop_bad_icrc rx_drop_malformed; do
+		sr_check "$what: $c stayed put" test \
+			"$(sr_counter "$DA" "$c").$(sr_counter "$DB" "$c")" = \
+			"${before[$DA.$c]}.${before[$DB.$c]}"
+	done
+	[ "$wire" = 1 ] || return
+	sr_capture_stop
+	read -r n_all n_ib n_bad max <<<"$(sr_capture_summary "$cap")"
+	sr_log "$what: $n_all frames captured, $n_ib dissected as InfiniBand, $n_bad with errors, longest $max bytes"
+	sr_check "$what: RoCEv2 frames crossed the veth" test "$n_ib" -gt 0
+	sr_check "$what: every UDP 4791 frame dissects as InfiniBand" \
+		test "$n_ib" = "$n_all"
+	sr_check "$what: no malformed frame, no expert error" test "$n_bad" = 0
+	if [ "$n_bad" != 0 ]; then
+		sr_tshark_read "$cap" -Y '_ws.expert.severity >= "Error"' \
+			-O infiniband | head -n 80 | sed 's/^/# /'
+	fi
+	# Headers around an IB payload: Ethernet 14, IPv6 40, UDP 8, BTH 12,
+	# RETH 16, ImmDt 4, ICRC 4 (and up to 3 pad bytes): under 100.
+	sr_check "$what: frames use the path MTU and stay within it" \
+		test "$max" -gt "$2" -a "$max" -lt $(( $2 + 100 ))
+}
+netns 4 4096 "$IP4" "$PEER4"
+netns 6 1024 "$IP6" "$PEER6"
+
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done

@@ -1,0 +1,134 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Standard RDMA tools over sroce RC: the perftest bandwidth and latency
+# tests (write, read, send, atomic) and ibv_rc_pingpong -c (checks the
+# data it receives), each a short run that must end with exit 0 on both
+# sides and print its results. Between two QPs of one device on a veth,
+# and between two devices on a veth pair whose far end is in another
+# netns (the server runs there, the client here; the tools' TCP handshake
+# goes over the veth).
+#
+# SR_RC_LINK_TYPE=rxe runs the loopback case over rdma_rxe instead, to
+# compare; the netns case needs sroce (rxe listens in init_net only).
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+TYPE=${SR_RC_LINK_TYPE:-sroce}
+if [ "$TYPE" = sroce ]; then
+	sr_require_sroce
+else
+	sr_require_root
+	modprobe "rdma_$TYPE" 2>/dev/null || sr_skip "rdma_$TYPE not available"
+fi
+TOOLS="ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_read_lat ib_send_lat ibv_rc_pingpong"
+for t in $TOOLS; do
+	command -v "$t" >/dev/null || sr_skip "$t missing (perftest, ibverbs-utils)"
+done
+ITERS=200
+RUN_TIMEOUT=180
+RESULT_RE='^ *[0-9]+ +[0-9]+ +([0-9]+\.[0-9]+|inf) |iters in [0-9.]+ seconds'
+
+sr_dmesg_mark
+TMP=$(mktemp -d)
+sr_on_exit "rm -rf $TMP"
+n=$(( SR_TAG % 250 + 1 ))
+PORT=$(( 20000 + (SR_TAG % 400) * 20 ))
+
+# pt WHERE NS SDEV SGID CDEV CGID HOST TOOL [ARG...]: the server of TOOL
+# on SDEV/SGID (in netns NS unless empty), then its client on CDEV/CGID
+# connecting to HOST; each run gets its own TCP port.
+pt() {
+	local where=$1 pns=$2 sdev=$3 sgid=$4 cdev=$5 cgid=$6 host=$7 tool=$8
+	local gopt=-x nopt=-n extra=(-F) srv ok=1 out=$TMP/$tool.$where
+	local nsx=()
+	shift 8
+	PORT=$((PORT + 1))
+	if [ "$tool" = ibv_rc_pingpong ]; then
+		gopt=-g
+		extra=(-c)
+	fi
+	[ -n "$pns" ] && nsx=(ip netns exec "$pns")
+	"${nsx[@]}" timeout -k 5 "$RUN_TIMEOUT" "$tool" -d "$sdev" "$gopt" "$sgid" \
+		"$nopt" "$ITERS" -p "$PORT" "${extra[@]}" "$@" >"$out.server" 2>&1 &
+	srv=$!
+	if ! sr_wait_listen "$PORT" "$pns" 60; then
+		sr_log "$tool server did not start listening on port $PORT"
+		ok=0
+	elif ! timeout -k 5 "$RUN_TIMEOUT" "$tool" -d "$cdev" "$gopt" "$cgid" \
+		"$nopt" "$ITERS" -p "$PORT" "${extra[@]}" "$@" "$host" \
+		>"$out.client" 2>&1; then
+		sr_log "$tool client failed"
+		ok=0
+	fi
+	if ! wait "$srv"; then
+		sr_log "$tool server failed"
+		ok=0
+	fi
+	# The result lines: perftest's table rows (latencies may read "inf"
+	# when its clock calibration fails under emulation), rc_pingpong's
+	# summary.
+	if ! grep -Eq "$RESULT_RE" "$out.client"; then
+		sr_log "$tool client printed no result"
+		ok=0
+	fi
+	if [ $ok = 1 ]; then
+		grep -E "$RESULT_RE|bytes in|^ *#bytes" "$out.client" |
+			sed "s/^/# $where $tool: /"
+	else
+		sed "s/^/# $where $tool client: /" "$out.client"
+		sed "s/^/# $where $tool server: /" "$out.server"
+	fi
+	sr_check "$where: $tool${*:+ $*}" test $ok = 1
+}
+
+# all WHERE NS SDEV SGID CDEV CGID HOST: every tool once.
+all() {
+	pt "$@" ib_write_bw
+	pt "$@" ib_read_bw
+	pt "$@" ib_send_bw
+	pt "$@" ib_atomic_bw
+	pt "$@" ib_write_lat
+	pt "$@" ib_read_lat
+	pt "$@" ib_send_lat
+	pt "$@" ibv_rc_pingpong -s 8191 -m 1024
+}
+
+# ------------------------------------------------ loopback over a veth
+L=sr${SR_TAG}l
+LDEV=${TYPE}_l$SR_TAG
+L4=198.19.$n.1
+sr_veth "$L" "${L}p" || sr_skip "cannot create a veth pair"
+ip link set "$L" mtu 9000
+ip link set "${L}p" mtu 9000
+ip addr add "$L4/24" dev "$L"
+if ! rdma link add "$LDEV" type "$TYPE" netdev "$L"; then
+	sr_fail "rdma link add $LDEV type $TYPE netdev $L"
+	sr_done
+fi
+sr_on_exit "rdma link del $LDEV"
+if g=$(sr_gid_index "$LDEV" "$L4"); then
+	all loopback "" "$LDEV" "$g" "$LDEV" "$g" "$L4"
+else
+	sr_fail "loopback: no GID for $L4"
+fi
+
+# ------------------------------------------------ across a netns
+if [ "$TYPE" != sroce ]; then
+	sr_log "netns case skipped: it needs sroce"
+	sr_check "kernel log clean" sr_dmesg_clean
+	sr_done
+fi
+DA=sroce_a$SR_TAG
+DB=sroce_b$SR_TAG
+sr_ns_pair || sr_skip "cannot build the veth/netns topology"
+ip link set "$A" mtu 9000
+ip -n "$NS" link set "$B" mtu 9000
+sr_link_add "$DA" "$A" || sr_fail "rdma link add $DA on $A"
+sr_link_add_ns "$NS" "$DB" "$B" || sr_fail "rdma link add $DB on $B in $NS"
+if ga=$(sr_gid_index "$DA" "$IP4") && gb=$(sr_gid_index "$DB" "$PEER4"); then
+	all netns "$NS" "$DB" "$gb" "$DA" "$ga" "$PEER4"
+else
+	sr_fail "netns: no GIDs for $IP4 and $PEER4"
+fi
+
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done
