@@ -301,3 +301,17 @@ sr_dmesg_clean() {
 	! dmesg | tail -n +"$((SR_DMESG_LINES + 1))" |
 		grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t|unregister_netdevice: waiting|blocked for more than'
 }
+
+# sr_sroce_ns_pair: sr_ns_pair with MTU 9000 on both ends, and sroce
+# devices $DA on $A (here) and $DB on $B (in $NS). Skips when the topology
+# cannot be built; a device that cannot be added is a failure.
+sr_sroce_ns_pair() {
+	DA=sroce_a$SR_TAG
+	DB=sroce_b$SR_TAG
+	sr_ns_pair || sr_skip "cannot build the veth/netns topology"
+	ip link set "$A" mtu 9000
+	ip -n "$NS" link set "$B" mtu 9000
+	sr_link_add "$DA" "$A" || sr_fail "rdma link add $DA on $A"
+	sr_link_add_ns "$NS" "$DB" "$B" ||
+		sr_fail "rdma link add $DB on $B in $NS"
+}

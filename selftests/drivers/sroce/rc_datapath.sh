@@ -78,13 +78,7 @@ if [ "$TYPE" != sroce ]; then
 	sr_check "kernel log clean" sr_dmesg_clean
 	sr_done
 fi
-DA=sroce_a$SR_TAG
-DB=sroce_b$SR_TAG
-sr_ns_pair || sr_skip "cannot build the veth/netns topology"
-ip link set "$A" mtu 9000
-ip -n "$NS" link set "$B" mtu 9000
-sr_link_add "$DA" "$A" || sr_fail "rdma link add $DA on $A"
-sr_link_add_ns "$NS" "$DB" "$B" || sr_fail "rdma link add $DB on $B in $NS"
+sr_sroce_ns_pair
 HAVE_TSHARK=0
 command -v tshark >/dev/null && HAVE_TSHARK=1
 [ $HAVE_TSHARK = 1 ] || sr_log "tshark missing: the wire is not checked"
