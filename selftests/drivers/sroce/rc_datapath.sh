@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The RC data path in real topologies: rc_ops (every RC operation checked
 # byte for byte, completions, error paths) between
-#  - two QPs of one sroce device on a veth, over an IPv4 and an IPv6 GID;
+#  - two QPs of one sroce device on a veth, over an IPv4 and an IPv6 GID,
+#    and at path MTUs 256 and 512 for the multi-packet cases;
 #  - two sroce devices on the ends of a veth pair whose far end is in
 #    another netns, over IPv4 (path MTU 4096) and IPv6 (path MTU 1024),
 #    with the frames captured on the veth: RoCEv2 really crossed it,
@@ -70,6 +71,17 @@ if g6=$(sr_gid_index "$LDEV" "$L6"); then
 		SROCE_SKIP_MAX_MSG=1
 else
 	sr_fail "loopback: no GID for $L6"
+fi
+# The smallest path MTUs: multi-packet messages of every kind.
+if [ -n "${g4:-}" ]; then
+	for mtu in 256 512; do
+		sr_log "loopback IPv4 path MTU $mtu"
+		sr_check "loopback IPv4 path MTU $mtu: rc_ops" sr_run_indented \
+			timeout -k 10 "$RC_TIMEOUT" env SROCE_DEV_A="$LDEV" \
+			SROCE_GID_A="$g4" SROCE_MTU=$mtu "$RC_OPS" \
+			-t send -t rdma_write_with_imm -t rdma_read \
+			-t multi_sge -t many_mtus_odd_length -t psn_wrap
+	done
 fi
 
 # ------------------------------------------------ (c): across a netns
