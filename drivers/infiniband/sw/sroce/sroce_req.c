@@ -646,7 +646,7 @@ static void sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_swqe_state *st;
 	struct sroce_send_wqe *w;
 	u32 expect, last_psn, want;
-	bool last, only, first, is_last, single;
+	bool last, ends;
 	int err;
 
 	/* A response acknowledges every request before it. */
@@ -667,13 +667,14 @@ static void sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	last_psn = (st->first_psn + st->npsn - 1) & SROCE_PSN_MASK;
 	last = pkt->psn == last_psn;
 	want = last ? st->length - st->read_off : qp->mtu;
-	only = op == SROCE_OP_READ_RESPONSE_ONLY;
-	first = op == SROCE_OP_READ_RESPONSE_FIRST;
-	is_last = op == SROCE_OP_READ_RESPONSE_LAST;
-	single = st->npsn == 1;
-	if (pkt->payload_len != want || only != single ||
-	    first != (!st->read_off && !last) ||
-	    is_last != (st->read_off && last)) {
+	/*
+	 * A read asked again answers from its first missing response on,
+	 * starting over with FIRST (or ONLY): judge the opcode by the
+	 * packet's place at the end of the read, not at its start.
+	 */
+	ends = op == SROCE_OP_READ_RESPONSE_LAST ||
+	       op == SROCE_OP_READ_RESPONSE_ONLY;
+	if (pkt->payload_len != want || ends != last) {
 		sroce_req_fail(qp, IB_WC_BAD_RESP_ERR);
 		return;
 	}
