@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# RC over a lossy link. netem on both ends of a veth between two sroce
+# devices (the far one in another netns) drops, duplicates, reorders and
+# corrupts frames; rc_ops's data-carrying tests must still pass, data
+# checked byte for byte. Afterwards the counters must show the recovery:
+# requesters restarted (timeout or sequence NAK), responders answered
+# duplicate requests (re-executed reads, replayed atomics, re-ACKed
+# writes), and corrupted frames were dropped and counted, not delivered.
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+sr_require_sroce
+RC_OPS=$(sr_tool rc_ops) || sr_skip "rc_ops not built"
+command -v tc >/dev/null || sr_skip "tc missing"
+command -v ibv_devinfo >/dev/null || sr_skip "ibv_devinfo missing"
+LOSS=${SR_LOSS:-2%}
+
+sr_dmesg_mark
+sr_sroce_ns_pair
+# Address resolution must not depend on ARP getting through the loss.
+mac_a=$(cat "/sys/class/net/$A/address")
+mac_b=$(ip netns exec "$NS" cat "/sys/class/net/$B/address")
+ip neigh replace "$PEER4" lladdr "$mac_b" dev "$A" nud permanent
+ip -n "$NS" neigh replace "$IP4" lladdr "$mac_a" dev "$B" nud permanent
+# Reordering needs a delay to reorder against.
+tc qdisc add dev "$A" root netem delay 200us loss "$LOSS" \
+	duplicate 1% reorder 10% 50% corrupt 1% ||
+	sr_skip "netem not available"
+ip netns exec "$NS" tc qdisc add dev "$B" root netem delay 200us \
+	loss "$LOSS" duplicate 1% reorder 10% 50% corrupt 1%
+
+# sum COUNTER: the counter over both devices.
+sum() {
+	echo $(( $(sr_counter "$DA" "$1") + $(sr_counter "$DB" "$1") ))
+}
+
+if ga=$(sr_gid_index "$DA" "$IP4") && gb=$(sr_gid_index "$DB" "$PEER4"); then
+	sr_log "netem on both ends: delay 200us loss $LOSS duplicate 1% reorder 10% corrupt 1%"
+	sr_check "lossy link: rc_ops data tests" sr_run_indented \
+		timeout -k 10 900 env SROCE_DEV_A="$DA" SROCE_GID_A="$ga" \
+		SROCE_DEV_B="$DB" SROCE_GID_B="$gb" SROCE_MTU=1024 \
+		SROCE_SKIP_MAX_MSG=1 "$RC_OPS" \
+		-t send -t send_with_imm -t rdma_write -t rdma_write_with_imm \
+		-t rdma_read -t atomic_cmp_and_swp -t atomic_fetch_and_add \
+		-t multi_sge -t many_mtus_odd_length -t psn_wrap \
+		-t unsignaled_batch
+	sr_log "$(rdma statistic show link "$DA/1")"
+	sr_log "$(ip netns exec "$NS" rdma statistic show link "$DB/1")"
+	sr_check "requesters restarted after losses" \
+		test $(( $(sum retransmit_timeout) + $(sum seq_nak_received) )) -gt 0
+	sr_check "responders answered duplicate requests" \
+		test "$(sum rx_duplicate_request)" -gt 0
+	sr_check "corrupted frames were dropped and counted" \
+		test $(( $(sum rx_drop_bad_icrc) + $(sum rx_drop_malformed) )) -gt 0
+else
+	sr_fail "GIDs of $IP4 and $PEER4"
+fi
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done
