@@ -420,21 +420,6 @@ static struct ibv_qp *make_qp(struct side *s, struct ibv_cq *cq, bool ex,
 	return qp;
 }
 
-static int to_init(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
-
 static int to_rtr(struct ibv_qp *qp, struct side *me, struct side *peer,
 		  uint32_t dest_qpn, uint32_t rq_psn, enum ibv_mtu mtu)
 {

@@ -44,6 +44,22 @@ static inline int uverbs_write(struct ibv_context *ctx, const void *req,
 	return write(ctx->cmd_fd, req, len) == (ssize_t)len ? 0 : -errno;
 }
 
+/* RESET to INIT on port 1 with every remote access right. */
+static inline int to_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
 static inline struct ibv_context *open_by_name(const char *name)
 {
 	struct ibv_device **list;
