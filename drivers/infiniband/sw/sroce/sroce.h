@@ -564,6 +564,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 void sroce_qp_set_error(struct sroce_qp *qp);
+void sroce_qp_bad_ring(struct sroce_qp *qp);
 struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn);
 
 /*
@@ -573,6 +574,12 @@ struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn);
 static inline enum ib_qp_state sroce_qp_state(struct sroce_qp *qp)
 {
 	return READ_ONCE(qp->state);
+}
+
+/* PSNs a SEND or WRITE takes, or a READ's responses: one per path MTU. */
+static inline u32 sroce_msg_npsn(const struct sroce_qp *qp, u32 len)
+{
+	return max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
 }
 
 /* Compare 24-bit PSNs: negative, zero or positive as a is before b. */

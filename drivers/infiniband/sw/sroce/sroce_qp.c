@@ -95,6 +95,28 @@ void sroce_qp_set_error(struct sroce_qp *qp)
 		queue_work(sroce_data_wq, &qp->err_work);
 }
 
+/**
+ * sroce_qp_bad_ring() - the user's ring indices make no sense.
+ * @qp: the queue pair whose send or receive ring they are in
+ *
+ * The kernel stops trusting the QP: it moves to the error state and its
+ * owner gets IB_EVENT_QP_FATAL.
+ * Context: req_lock or resp_lock held.
+ */
+void sroce_qp_bad_ring(struct sroce_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_BAD_WQE);
+	sroce_qp_set_error(qp);
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
 /* Context: RCU read side; the QP stays valid until the caller leaves it. */
 struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn)
 {

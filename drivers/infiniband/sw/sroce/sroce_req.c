@@ -122,9 +122,19 @@ static void sroce_req_fail(struct sroce_qp *qp, int status)
 
 static u32 sroce_wqe_npsn(struct sroce_qp *qp, u32 op, u32 len)
 {
-	if (sroce_op_is_atomic(op))
-		return 1;
-	return max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
+	return sroce_op_is_atomic(op) ? 1 : sroce_msg_npsn(qp, len);
+}
+
+static u32 sroce_swqe_last_psn(const struct sroce_swqe_state *st)
+{
+	return (st->first_psn + st->npsn - 1) & SROCE_PSN_MASK;
+}
+
+/* PSN of a read's first response not yet placed. */
+static u32 sroce_read_next_psn(struct sroce_qp *qp,
+			       const struct sroce_swqe_state *st)
+{
+	return (st->first_psn + st->read_off / qp->mtu) & SROCE_PSN_MASK;
 }
 
 /* Check a copied WQE; return the completion status it earns locally. */
@@ -163,22 +173,6 @@ static int sroce_req_check(struct sroce_qp *qp, struct sroce_send_wqe *w,
 	return IB_WC_SUCCESS;
 }
 
-/* The user's ring indices make no sense: stop trusting this QP. */
-static void sroce_req_bad_ring(struct sroce_qp *qp)
-{
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_QP_FATAL,
-	};
-
-	sroce_count(sdev, SROCE_CNT_BAD_WQE);
-	sroce_qp_set_error(qp);
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-}
-
 /* Copy and check the next posted WQE; false when none is posted. */
 static bool sroce_req_fetch(struct sroce_qp *qp)
 {
@@ -194,7 +188,7 @@ static bool sroce_req_fetch(struct sroce_qp *qp)
 	if (prod == req->fetched)
 		return false;
 	if (prod - req->head > qp->sq.num_entries) {
-		sroce_req_bad_ring(qp);
+		sroce_qp_bad_ring(qp);
 		return false;
 	}
 	src = sroce_ring_entry(&qp->sq, req->fetched);
@@ -335,7 +329,7 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 
 	skb = sroce_tx_alloc(qp, sroce_req_opcode(op, first, last),
 			     op == IB_UVERBS_WR_RDMA_READ ?
-			     st->first_psn + st->read_off / qp->mtu : req->psn,
+			     sroce_read_next_psn(qp, st) : req->psn,
 			     ackreq, se, ext_len, plen, &ext, &payload);
 	if (!skb)
 		return -ENOMEM;
@@ -561,16 +555,15 @@ static void sroce_req_ack_upto(struct sroce_qp *qp, u32 apsn)
 	while (req->head != req->next) {
 		st = sroce_sst(qp, req->head);
 		w = sroce_swqe(qp, req->head);
+		last = sroce_swqe_last_psn(st);
 		if (sroce_op_is_rdatomic(w->opcode) &&
 		    sroce_psn_cmp(st->first_psn, apsn) <= 0) {
 			/* Only its own responses move past an unfinished read. */
-			una = st->first_psn + st->read_off / qp->mtu;
-			last = st->first_psn + st->npsn - 1;
+			una = sroce_read_next_psn(qp, st);
 			if (sroce_psn_cmp(last, apsn) <= 0)
 				sroce_req_rewind(qp, una);
 			break;
 		}
-		last = st->first_psn + st->npsn - 1;
 		if (sroce_psn_cmp(last, apsn) > 0 || st->status)
 			break;
 		sroce_req_complete(qp, IB_WC_SUCCESS);
@@ -645,7 +638,7 @@ static void sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	struct sroce_swqe_state *st;
 	struct sroce_send_wqe *w;
-	u32 expect, last_psn, want;
+	u32 expect, want;
 	bool last, ends;
 	int err;
 
@@ -657,15 +650,14 @@ static void sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	st = sroce_sst(qp, req->head);
 	if (w->opcode != IB_UVERBS_WR_RDMA_READ)
 		return;
-	expect = (st->first_psn + st->read_off / qp->mtu) & SROCE_PSN_MASK;
+	expect = sroce_read_next_psn(qp, st);
 	/*
 	 * Behind: a duplicate. Ahead: lost or only reordered (paths through
 	 * several CPUs' backlogs reorder); the timer asks again if lost.
 	 */
 	if (pkt->psn != expect)
 		return;
-	last_psn = (st->first_psn + st->npsn - 1) & SROCE_PSN_MASK;
-	last = pkt->psn == last_psn;
+	last = pkt->psn == sroce_swqe_last_psn(st);
 	want = last ? st->length - st->read_off : qp->mtu;
 	/*
 	 * A read asked again answers from its first missing response on,

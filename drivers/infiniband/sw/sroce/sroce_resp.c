@@ -19,6 +19,13 @@ static struct sroce_dev *sroce_qp_dev(struct sroce_qp *qp)
 	return to_sdev(qp->ibqp.device);
 }
 
+/* An AETH with @syn and the responder's current MSN. */
+static __be32 sroce_resp_aeth_value(struct sroce_qp *qp, u8 syn)
+{
+	return cpu_to_be32((u32)syn << SROCE_AETH_SYN_SHIFT |
+			   (qp->resp.msn & SROCE_AETH_MSN_MASK));
+}
+
 static void sroce_resp_send_aeth(struct sroce_qp *qp, u8 syn, u32 psn)
 {
 	struct sk_buff *skb;
@@ -32,8 +39,7 @@ static void sroce_resp_send_aeth(struct sroce_qp *qp, u8 syn, u32 psn)
 		sroce_count(sroce_qp_dev(qp), SROCE_CNT_TX_DROP);
 		return;
 	}
-	aeth = cpu_to_be32((u32)syn << SROCE_AETH_SYN_SHIFT |
-			   (qp->resp.msn & SROCE_AETH_MSN_MASK));
+	aeth = sroce_resp_aeth_value(qp, syn);
 	memcpy(ext, &aeth, sizeof(aeth));
 	sroce_tx_send(qp, skb);
 }
@@ -105,23 +111,19 @@ static void sroce_resp_nak(struct sroce_qp *qp, u8 code, u32 psn,
 	sroce_qp_set_error(qp);
 }
 
-/* The user's receive ring indices make no sense: fail the QP. */
-static void sroce_resp_bad_ring(struct sroce_qp *qp)
+static void sroce_resp_rnr(struct sroce_qp *qp, u32 psn)
 {
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_QP_FATAL,
-	};
-
-	sroce_count(sroce_qp_dev(qp), SROCE_CNT_BAD_WQE);
-	sroce_qp_set_error(qp);
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	sroce_count(sroce_qp_dev(qp), SROCE_CNT_RNR_NAK_SENT);
+	sroce_resp_aeth(qp, SROCE_AETH_RNR_NAK |
+			(qp->attr.min_rnr_timer & SROCE_AETH_VAL_MASK), psn);
 }
 
-/* Take the next posted receive WQE into resp->rwqe; false if none. */
-static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp)
+/*
+ * Take the next posted receive WQE into resp->rwqe for the message at
+ * @psn. False if there is none: then the request earns an RNR NAK, unless
+ * the QP has failed (also when the ring's indices make no sense).
+ */
+static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_resp *resp = &qp->resp;
 	const struct sroce_recv_wqe *src;
@@ -129,10 +131,13 @@ static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp)
 
 	/* Acquire: the entries before prod are written. */
 	prod = smp_load_acquire(&qp->rq.hdr->prod);
-	if (prod == resp->rq_cons)
+	if (prod == resp->rq_cons) {
+		if (sroce_qp_state(qp) != IB_QPS_ERR)
+			sroce_resp_rnr(qp, psn);
 		return false;
+	}
 	if (prod - resp->rq_cons > qp->rq.num_entries) {
-		sroce_resp_bad_ring(qp);
+		sroce_qp_bad_ring(qp);
 		return false;
 	}
 	src = sroce_ring_entry(&qp->rq, resp->rq_cons);
@@ -148,13 +153,6 @@ static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp)
 	resp->in_send = true;
 	resp->recv_off = 0;
 	return true;
-}
-
-static void sroce_resp_rnr(struct sroce_qp *qp, u32 psn)
-{
-	sroce_count(sroce_qp_dev(qp), SROCE_CNT_RNR_NAK_SENT);
-	sroce_resp_aeth(qp, SROCE_AETH_RNR_NAK |
-			(qp->attr.min_rnr_timer & SROCE_AETH_VAL_MASK), psn);
 }
 
 static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -175,11 +173,8 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			       IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	if (first && !sroce_resp_fetch_rwqe(qp)) {
-		if (sroce_qp_state(qp) != IB_QPS_ERR)
-			sroce_resp_rnr(qp, pkt->psn);
+	if (first && !sroce_resp_fetch_rwqe(qp, pkt->psn))
 		return;
-	}
 	err = sroce_sgl_place(qp, (struct sroce_sge *)(resp->rwqe + 1),
 			      resp->rwqe->num_sge, resp->recv_off, pkt->skb,
 			      pkt->payload_off, pkt->payload_len);
@@ -258,11 +253,8 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return;
 	}
 	/* With immediate data the message needs a receive WQE: check first. */
-	if (imm && !resp->in_send && !sroce_resp_fetch_rwqe(qp)) {
-		if (sroce_qp_state(qp) != IB_QPS_ERR)
-			sroce_resp_rnr(qp, pkt->psn);
+	if (imm && !resp->in_send && !sroce_resp_fetch_rwqe(qp, pkt->psn))
 		return;
-	}
 	if (len) {
 		/* The region may have gone since the first packet. */
 		mr = sroce_mr_lookup(sdev, resp->write_rkey, qp->ibqp.pd,
@@ -297,7 +289,6 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 /* Send one packet of a queued reply; true when the reply is done. */
 static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 {
-	struct sroce_resp *resp = &qp->resp;
 	u32 plen = min(r->left, qp->mtu);
 	bool last = plen == r->left;
 	u32 ext_len = 0;
@@ -339,9 +330,8 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 		return false;
 	}
 	if (ext_len) {
-		aeth = cpu_to_be32((SROCE_AETH_ACK | SROCE_AETH_CREDIT_NONE) <<
-				   SROCE_AETH_SYN_SHIFT |
-				   (resp->msn & SROCE_AETH_MSN_MASK));
+		aeth = sroce_resp_aeth_value(qp, SROCE_AETH_ACK |
+						     SROCE_AETH_CREDIT_NONE);
 		memcpy(ext, &aeth, sizeof(aeth));
 	}
 	if (r->kind == SROCE_REPLY_ATOMIC) {
@@ -589,8 +579,7 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			u32 len = be32_to_cpu(((const struct sroce_reth *)
 					       (pkt->hdr + SROCE_BTH_BYTES))->len);
 
-			resp->epsn = (resp->epsn + max_t(u32, 1,
-					DIV_ROUND_UP(len, qp->mtu))) &
+			resp->epsn = (resp->epsn + sroce_msg_npsn(qp, len)) &
 				     SROCE_PSN_MASK;
 			resp->msn++;
 		}
