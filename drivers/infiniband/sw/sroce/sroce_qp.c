@@ -143,7 +143,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn, sq_wqe_size, rq_wqe_size;
 	int err;
 
-	/* Kernel consumers need the data path; see the file comment. */
+	/* Kernel QPs do not exist yet; see the file comment. */
 	if (!udata)
 		return -EOPNOTSUPP;
 	err = sroce_qp_check_init_attr(init);
@@ -231,6 +231,8 @@ err_count:
 	atomic_dec(&sdev->num_qp);
 err_qpn:
 	xa_erase(&sdev->qp_xa, qpn);
+	/* A receiver may have found the QP; the core frees it on return. */
+	synchronize_rcu_expedited();
 	return err;
 }
 
