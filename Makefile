@@ -34,6 +34,8 @@ tree:
 	@test -d $(KDIR) || { echo "no kernel headers at $(KDIR): run scripts/setup" >&2; exit 1; }
 	@mkdir -p $(KBUILD_TREE)
 	@cp -rsf $(CURDIR)/drivers $(CURDIR)/include $(CURDIR)/Kbuild $(KBUILD_TREE)/
+	@mkdir -p $(KBUILD_TREE)/selftests/drivers/sroce
+	@cp -rsf $(CURDIR)/selftests/drivers/sroce/kverbs $(KBUILD_TREE)/selftests/drivers/sroce/
 
 module: tree
 	$(MAKE) -C $(KDIR) M=$(KBUILD_TREE) W=$(W) modules

@@ -36,6 +36,23 @@ DECLARE_DRV_CMD(usroce_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 DECLARE_DRV_CMD(usroce_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
 		empty, sroce_create_cq_resp);
 
+DECLARE_DRV_CMD(usroce_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, sroce_create_ah_resp);
+
+/* An address handle: UD send WQEs name it by the kernel's number. */
+struct sroce_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t ah_num;
+};
+
+static inline struct sroce_ah *to_sah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct sroce_ah, ibv_ah);
+}
+
+struct ibv_ah *sroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int sroce_destroy_ah(struct ibv_ah *ah);
+
 /* A mapped ring of the kernel's: where it is and how it is laid out. */
 struct sroce_uring {
 	void *map;

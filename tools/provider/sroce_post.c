@@ -57,6 +57,11 @@ static int sroce_check_send_wr(const struct sroce_qp *qp,
 	uint64_t len = 0;
 	int i;
 
+	/* Datagrams are sends, each to the address of an AH. */
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD &&
+	    ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
+	     !wr->wr.ud.ah))
+		return EINVAL;
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -89,7 +94,8 @@ static int sroce_check_send_wr(const struct sroce_qp *qp,
 }
 
 /* Fill a send WQE from a work request sroce_check_send_wr() accepted. */
-static void sroce_write_send_wqe(struct sroce_send_wqe *wqe,
+static void sroce_write_send_wqe(const struct sroce_qp *qp,
+				 struct sroce_send_wqe *wqe,
 				 const struct ibv_send_wr *wr)
 {
 	char *data = (char *)sroce_wqe_sges(wqe, sizeof(*wqe));
@@ -120,6 +126,11 @@ static void sroce_write_send_wqe(struct sroce_send_wqe *wqe,
 		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
 		break;
 	default:
+		if (qp->vqp.qp.qp_type != IBV_QPT_UD)
+			break;
+		wqe->wr.ud.ah = to_sah(wr->wr.ud.ah)->ah_num;
+		wqe->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		wqe->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
 		break;
 	}
 
@@ -160,7 +171,7 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			*bad_wr = wr;
 			break;
 		}
-		sroce_write_send_wqe(sroce_uring_entry(&qp->sq, prod), wr);
+		sroce_write_send_wqe(qp, sroce_uring_entry(&qp->sq, prod), wr);
 	}
 	if (prod == qp->sq_prod) {
 		pthread_spin_unlock(&qp->sq_lock);

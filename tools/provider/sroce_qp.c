@@ -47,8 +47,7 @@ static struct ibv_qp *sroce_qp_create(struct ibv_context *ctx,
 	struct sroce_qp *qp;
 	int ret;
 
-	/* Send WQEs have no room for a UD address; the kernel does RC only. */
-	if (attr->qp_type != IBV_QPT_RC) {
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -246,6 +246,22 @@ static int sroce_wr_complete(struct ibv_qp_ex *qpx)
 	return 0;
 }
 
+static void sroce_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+				 uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct sroce_qp *qp = qpx_to_sqp(qpx);
+
+	if (!qp->wr_cur)
+		return;
+	if (qp->vqp.qp.qp_type != IBV_QPT_UD || !ah) {
+		sroce_wr_fail(qp, EINVAL);
+		return;
+	}
+	qp->wr_cur->wr.ud.ah = to_sah(ah)->ah_num;
+	qp->wr_cur->wr.ud.remote_qpn = remote_qpn;
+	qp->wr_cur->wr.ud.remote_qkey = remote_qkey;
+}
+
 static void sroce_wr_abort(struct ibv_qp_ex *qpx)
 {
 	pthread_spin_unlock(&qpx_to_sqp(qpx)->sq_lock);
@@ -271,6 +287,7 @@ void sroce_qp_ex_init(struct sroce_qp *qp)
 	qpx->wr_set_inline_data_list = sroce_wr_set_inline_data_list;
 	qpx->wr_set_sge = sroce_wr_set_sge;
 	qpx->wr_set_sge_list = sroce_wr_set_sge_list;
+	qpx->wr_set_ud_addr = sroce_wr_set_ud_addr;
 	qpx->wr_start = sroce_wr_start;
 	qpx->wr_complete = sroce_wr_complete;
 	qpx->wr_abort = sroce_wr_abort;

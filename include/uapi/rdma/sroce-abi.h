@@ -93,6 +93,17 @@ enum sroce_wc_flags {
 	SROCE_WC_F_WITH_INV = 1 << 2,
 };
 
+/*
+ * Receives on UD QPs: the first 40 bytes of the buffer hold the GRH, which
+ * for RoCEv2 is the packet's IPv6 header, or its IPv4 header in the last
+ * 20 of the 40 bytes; network_hdr_type says which (SROCE_NETWORK_*), smac
+ * is the sender's Ethernet address.
+ */
+enum sroce_network_hdr_type {
+	SROCE_NETWORK_IPV4 = 1,
+	SROCE_NETWORK_IPV6 = 2,
+};
+
 struct sroce_cqe {
 	__aligned_u64 wr_id;
 	__u32 status;
@@ -108,8 +119,10 @@ struct sroce_cqe {
 	__u8 sl;
 	__u8 dlid_path_bits;
 	__u8 port_num;
-	__u8 reserved;
-	__u32 reserved2[4];	/* to 64 bytes: one cache line per CQE */
+	__u8 network_hdr_type;	/* UD receives: enum sroce_network_hdr_type */
+	__u8 smac[6];		/* UD receives: source MAC */
+	__u16 reserved;
+	__u32 reserved2[2];	/* to 64 bytes: one cache line per CQE */
 };
 
 /* Response to ibv_create_cq / ibv_resize_cq: where the CQ ring is. */
@@ -169,6 +182,12 @@ struct sroce_send_wqe {
 			__u32 rkey;
 			__u32 reserved;
 		} atomic;
+		struct {
+			__u32 ah;		/* sroce_create_ah_resp.ah_num */
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		} ud;
 	} wr;
 	__u32 inline_len;
 	__u32 reserved;
@@ -195,6 +214,15 @@ struct sroce_create_qp_resp {
 	__u32 sq_wqe_size;
 	__u32 rq_num_entries;
 	__u32 rq_wqe_size;
+};
+
+/*
+ * Response to ibv_create_ah: the number UD send WQEs name the address
+ * handle by. The kernel checks that it exists and belongs to the QP's PD.
+ */
+struct sroce_create_ah_resp {
+	__u32 ah_num;
+	__u32 reserved;
 };
 
 #endif /* SROCE_ABI_USER_H */

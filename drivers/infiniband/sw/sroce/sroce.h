@@ -36,6 +36,9 @@
 #define SROCE_RING_MAX_ENTRIES	BIT(24)
 #define SROCE_MAX_QP		BIT(16)
 #define SROCE_MAX_QP_WR		BIT(14)
+#define SROCE_MAX_AH		BIT(16)
+/* The GSI QP's well-known Q_Key (IBA 15.4.2). */
+#define SROCE_QP1_QKEY		0x80010000
 #define SROCE_MAX_SGE		32
 #define SROCE_MAX_INLINE	256
 #define SROCE_MAX_RD_ATOMIC	16
@@ -74,6 +77,8 @@
  * @SROCE_CNT_RX_DROP_NO_QP: dropped: valid, but no queue pair to take it
  * @SROCE_CNT_RX_DROP_QP_STATE: dropped: the queue pair cannot take it now
  * @SROCE_CNT_RX_DROP_WRONG_PEER: dropped: not from the connected peer
+ * @SROCE_CNT_RX_DROP_BAD_QKEY: dropped: datagram with the wrong Q_Key
+ * @SROCE_CNT_RX_DROP_NO_RECV: dropped: datagram, no receive WQE posted
  * @SROCE_CNT_RX_DUPLICATE: duplicate requests answered again
  * @SROCE_CNT_RX_OUT_OF_SEQ: requests ahead of the expected PSN
  * @SROCE_CNT_PORT_EVENTS: port state changes dispatched to consumers
@@ -97,6 +102,8 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_NO_QP,
 	SROCE_CNT_RX_DROP_QP_STATE,
 	SROCE_CNT_RX_DROP_WRONG_PEER,
+	SROCE_CNT_RX_DROP_BAD_QKEY,
+	SROCE_CNT_RX_DROP_NO_RECV,
 	SROCE_CNT_RX_DUPLICATE,
 	SROCE_CNT_RX_OUT_OF_SEQ,
 	SROCE_CNT_PORT_EVENTS,
@@ -127,6 +134,30 @@ enum sroce_dev_state {
 };
 
 /**
+ * struct sroce_mr - a memory region: pinned user pages, or kernel memory.
+ * @ibmr: the core's MR
+ * @dma: a DMA MR: addresses are kernel virtual addresses (no pages)
+ * @umem: the pinned user memory
+ * @pages: the page behind each PAGE_SIZE step of the region
+ * @npages: entries in @pages
+ * @page_offset: offset of the region's first byte in @pages[0]
+ * @iova: address the region is accessed by
+ * @length: bytes in the region
+ * @access: IB_ACCESS_* flags
+ */
+struct sroce_mr {
+	struct ib_mr ibmr;
+	bool dma;
+	struct ib_umem *umem;
+	struct page **pages;
+	size_t npages;
+	unsigned int page_offset;
+	u64 iova;
+	u64 length;
+	int access;
+};
+
+/**
  * struct sroce_dev - one sroce RDMA device bound to one Ethernet netdev.
  * @ibdev: the core's device; must stay first (ib_alloc_device)
  * @ndev: the bound netdev, referenced for as long as @ibdev exists
@@ -144,6 +175,9 @@ enum sroce_dev_state {
  * @mr_gen: generation for the low byte of new memory keys
  * @mr_next: next MR table slot to try, so slots are not reused at once
  * @num_cq: completion queues in existence, bounded by SROCE_MAX_CQ
+ * @ah_xa: address vectors by AH number; IRQ-safe lock (see sroce_ah.c)
+ * @ah_next: next AH number to try
+ * @num_ah: address handles in existence, bounded by SROCE_MAX_AH
  * @qp_xa: queue pairs by QP number
  * @qp_next: next QP number to try, so numbers are not reused at once
  * @num_qp: queue pairs in existence, bounded by SROCE_MAX_QP
@@ -152,6 +186,7 @@ enum sroce_dev_state {
  * @lo_tasklet: delivers @lo_queue when no sender does it itself
  * @lo_drain_lock: held by whoever delivers @lo_queue: one drainer at a
  *	time keeps looped-back packets in order whichever CPU sent them
+ * @local_dma_mr: the region the local DMA lkey 0 names (kernel PDs only)
  */
 struct sroce_dev {
 	struct ib_device ibdev;
@@ -170,6 +205,9 @@ struct sroce_dev {
 	atomic_t mr_gen;
 	u32 mr_next;
 	atomic_t num_cq;
+	struct xarray ah_xa;
+	u32 ah_next;
+	atomic_t num_ah;
 	struct xarray qp_xa;
 	u32 qp_next;
 	atomic_t num_qp;
@@ -177,6 +215,7 @@ struct sroce_dev {
 	struct sk_buff_head lo_queue;
 	struct tasklet_struct lo_tasklet;
 	spinlock_t lo_drain_lock;	/* one drainer of lo_queue */
+	struct sroce_mr local_dma_mr;
 };
 
 struct sroce_qp;
@@ -188,28 +227,6 @@ struct sroce_ucontext {
 struct sroce_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
-};
-
-/**
- * struct sroce_mr - a memory region over pinned user pages.
- * @ibmr: the core's MR
- * @umem: the pinned user memory
- * @pages: the page behind each PAGE_SIZE step of the region
- * @npages: entries in @pages
- * @page_offset: offset of the region's first byte in @pages[0]
- * @iova: address the region is accessed by
- * @length: bytes in the region
- * @access: IB_ACCESS_* flags
- */
-struct sroce_mr {
-	struct ib_mr ibmr;
-	struct ib_umem *umem;
-	struct page **pages;
-	size_t npages;
-	unsigned int page_offset;
-	u64 iova;
-	u64 length;
-	int access;
 };
 
 /**
@@ -266,6 +283,7 @@ struct sroce_cq {
  * @ttl: hop limit
  * @flow_label: IPv6 flow label
  * @sport: UDP source port, spreading QPs over flows
+ * @sgid_index: index of the source GID (for query_ah)
  */
 struct sroce_path {
 	u8 dmac[ETH_ALEN];
@@ -277,6 +295,25 @@ struct sroce_path {
 	u8 ttl;
 	u32 flow_label;
 	__be16 sport;
+	u8 sgid_index;
+};
+
+/**
+ * struct sroce_av - the address an AH stands for; see sroce_ah.c.
+ * @rcu: frees it after the senders that found it are done
+ * @pd: protection domain of the AH
+ * @path: packet addressing (the UDP source port is set per packet)
+ */
+struct sroce_av {
+	struct rcu_head rcu;
+	struct ib_pd *pd;
+	struct sroce_path path;
+};
+
+struct sroce_ah {
+	struct ib_ah ibah;
+	u32 ah_num;
+	struct sroce_av *av;
 };
 
 /* Per send-queue-slot state the requester keeps beside its WQE copy. */
@@ -413,8 +450,11 @@ struct sroce_resp {
  * @av_valid: @av has been set
  * @cap: capabilities granted at creation
  * @sq_sig_all: every send WQE completes
- * @sq: send ring (user produces)
- * @rq: receive ring (user produces)
+ * @kernel: created by a kernel consumer, which posts through the verbs
+ * @sq_post_lock: serialises kernel posters to @sq
+ * @rq_post_lock: serialises kernel posters to @rq
+ * @sq: send ring (user or kernel consumer produces)
+ * @rq: receive ring (user or kernel consumer produces)
  * @path: packet addressing, set on the way to RTR
  * @mtu: path MTU in bytes
  * @dead: being destroyed: arm no timer, queue no work
@@ -436,6 +476,9 @@ struct sroce_qp {
 	bool av_valid;
 	struct ib_qp_cap cap;
 	bool sq_sig_all;
+	bool kernel;
+	spinlock_t sq_post_lock;	/* kernel posters to sq */
+	spinlock_t rq_post_lock;	/* kernel posters to rq */
 	struct sroce_ring sq;
 	struct sroce_ring rq;
 	struct sroce_path path;
@@ -518,6 +561,8 @@ int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);
+void sroce_mr_init_local_dma(struct sroce_dev *sdev);
 struct sroce_mr *sroce_mr_lookup(struct sroce_dev *sdev, u32 key,
 				 struct ib_pd *pd, u64 va, u64 len, int access);
 void sroce_mr_copy_from(struct sroce_mr *mr, u64 va, void *dst, u32 len);
@@ -528,6 +573,8 @@ u64 *sroce_mr_map_u64(struct sroce_mr *mr, u64 va);
 int sroce_sgl_place(struct sroce_qp *qp, const struct sroce_sge *sge,
 		    u32 nsge, u32 pos, const struct sk_buff *skb, int off,
 		    u32 len);
+int sroce_sgl_place_buf(struct sroce_qp *qp, const struct sroce_sge *sge,
+			u32 nsge, u32 pos, const void *buf, u32 len);
 int sroce_sgl_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
 		     u32 nsge, u32 *sge_idx, u32 *sge_off, void *dst, u32 len);
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -542,6 +589,15 @@ void sroce_ring_free(struct sroce_ring *ring);
 int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void sroce_mmap_free(struct rdma_user_mmap_entry *e);
 
+/* sroce_ah.c */
+int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int sroce_destroy_ah(struct ib_ah *ibah, u32 flags);
+int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+u32 sroce_ah_num(struct ib_ah *ibah);
+const struct sroce_av *sroce_av_lookup_rcu(struct sroce_dev *sdev,
+					   u32 ah_num, struct ib_pd *pd);
+
 /* sroce_cq.c */
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    sroce_create_cq_arg_t *arg);
@@ -550,6 +606,13 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 void sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		   bool solicited);
+
+/* sroce_kverbs.c */
+int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr);
+int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr);
+int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 
 /* sroce_qp.c */
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -564,6 +627,8 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 void sroce_qp_set_error(struct sroce_qp *qp);
+void sroce_qp_sq_doorbell(struct sroce_qp *qp);
+void sroce_qp_rq_doorbell(struct sroce_qp *qp);
 void sroce_qp_bad_ring(struct sroce_qp *qp);
 struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn);
 
@@ -616,26 +681,59 @@ struct sroce_pkt {
 };
 
 /* sroce_req.c */
+struct sroce_send_wqe *sroce_swqe(struct sroce_qp *qp, u32 idx);
+struct sroce_swqe_state *sroce_sst(struct sroce_qp *qp, u32 idx);
+bool sroce_req_fetch(struct sroce_qp *qp);
+bool sroce_req_arm_doorbell(struct sroce_qp *qp);
+void sroce_req_complete(struct sroce_qp *qp, int status);
+void sroce_req_fail(struct sroce_qp *qp, int status);
 void sroce_req_init(struct sroce_qp *qp);
 void sroce_req_kick(struct sroce_qp *qp);
+void sroce_req_kick_any(struct sroce_qp *qp);
 void sroce_req_work(struct work_struct *work);
 enum hrtimer_restart sroce_req_timer(struct hrtimer *timer);
 void sroce_req_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_req_flush(struct sroce_qp *qp);
 
+/* sroce_ud.c */
+bool sroce_ud_progress(struct sroce_qp *qp, int budget);
+void sroce_ud_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+
 /* sroce_resp.c */
+bool sroce_resp_take_rwqe(struct sroce_qp *qp);
 void sroce_resp_init(struct sroce_qp *qp);
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_resp_work(struct work_struct *work);
 void sroce_resp_flush(struct sroce_qp *qp);
 
 /* sroce_tx.c */
+int sroce_path_from_ah(struct sroce_dev *sdev, const struct rdma_ah_attr *av,
+		       struct sroce_path *p);
 int sroce_path_init(struct sroce_qp *qp);
-struct sk_buff *sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
-			       bool ackreq, bool se, unsigned int ext_len,
-			       unsigned int payload, void **ext,
-			       void **payload_buf);
-void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb);
+struct sk_buff *sroce_tx_alloc_to(struct sroce_dev *sdev,
+				  const struct sroce_path *p, u32 dqpn,
+				  u8 opcode, u32 psn, bool ackreq, bool se,
+				  unsigned int ext_len, unsigned int payload,
+				  void **ext, void **payload_buf);
+void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
+		      struct sk_buff *skb);
+
+/* A connected QP's packets go along its path to its one peer. */
+static inline struct sk_buff *
+sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn, bool ackreq, bool se,
+	       unsigned int ext_len, unsigned int payload, void **ext,
+	       void **payload_buf)
+{
+	return sroce_tx_alloc_to(to_sdev(qp->ibqp.device), &qp->path,
+				 qp->attr.dest_qp_num, opcode, psn, ackreq, se,
+				 ext_len, payload, ext, payload_buf);
+}
+
+static inline void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	sroce_tx_send_to(to_sdev(qp->ibqp.device), &qp->path, skb);
+}
+
 void sroce_lo_init(struct sroce_dev *sdev);
 void sroce_lo_drain(struct sroce_dev *sdev);
 void sroce_lo_exit(struct sroce_dev *sdev);

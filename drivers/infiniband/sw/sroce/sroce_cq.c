@@ -49,8 +49,6 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct sroce_cq *cq = to_scq(ibcq);
 	int err;
 
-	if (!udata)
-		return -EOPNOTSUPP;
 	if (attr->flags)
 		return -EOPNOTSUPP;
 	err = sroce_cq_check_size(attr->cqe);
@@ -58,9 +56,11 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return err;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	err = sroce_cq_check_udata(udata);
-	if (err)
-		return err;
+	if (udata) {
+		err = sroce_cq_check_udata(udata);
+		if (err)
+			return err;
+	}
 	if (atomic_inc_return(&sdev->num_cq) > SROCE_MAX_CQ) {
 		err = -ENOMEM;
 		goto err_count;
@@ -68,10 +68,12 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	spin_lock_init(&cq->lock);
 	err = sroce_ring_alloc(&cq->ring, attr->cqe, sizeof(struct sroce_cqe),
-			       sroce_udata_ucontext(udata));
+			       udata ? sroce_udata_ucontext(udata) : NULL);
 	if (err)
 		goto err_count;
 	ibcq->cqe = cq->ring.num_entries;
+	if (!udata)
+		return 0;
 
 	err = sroce_cq_copy_resp(udata, &cq->ring);
 	if (err)
@@ -124,8 +126,9 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 }
 
 /*
- * Resize: the unconsumed entries move to the front of a new ring. The
- * caller (the provider, under its CQ lock) does not poll meanwhile.
+ * Resize: the unconsumed entries move to the front of a new ring. A user
+ * CQ's provider does not poll meanwhile (it holds its CQ lock); kernel
+ * pollers take cq->lock, as this does.
  */
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
@@ -134,17 +137,17 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	u32 pending, cons, i;
 	int err;
 
-	if (!udata)
-		return -EOPNOTSUPP;
 	err = sroce_cq_check_size(cqe);
 	if (err)
 		return err;
-	err = sroce_cq_check_udata(udata);
-	if (err)
-		return err;
+	if (udata) {
+		err = sroce_cq_check_udata(udata);
+		if (err)
+			return err;
+	}
 
 	err = sroce_ring_alloc(&new, cqe, sizeof(struct sroce_cqe),
-			       sroce_udata_ucontext(udata));
+			       udata ? sroce_udata_ucontext(udata) : NULL);
 	if (err)
 		return err;
 
@@ -169,6 +172,8 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	spin_unlock_irq(&cq->lock);
 
 	sroce_ring_free(&old);
+	if (!udata)
+		return 0;
 	/* Only a fault on the response buffer can fail this now. */
 	return sroce_cq_copy_resp(udata, &new);
 }

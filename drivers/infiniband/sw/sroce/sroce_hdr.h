@@ -53,6 +53,15 @@ static_assert(sizeof(struct sroce_bth) == SROCE_BTH_BYTES);
 #define SROCE_IMMDT_BYTES	4
 #define SROCE_IETH_BYTES	4
 
+/* Datagram extended transport header, IBA 9.3.2. */
+struct sroce_deth {
+	__be32 qkey;
+	__be32 sqpn;		/* low 24 bits */
+} __packed;
+
+/* A Q_Key with this bit set in a send WQE means "the QP's own" (10.2.5). */
+#define SROCE_QKEY_CONTROLLED	0x80000000
+
 /* RDMA extended transport header, IBA 9.3.3. */
 struct sroce_reth {
 	__be64 va;

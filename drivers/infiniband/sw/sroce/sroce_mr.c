@@ -5,6 +5,14 @@
  * pointer per page, so the data path can find the page behind any byte of
  * the region in O(1) without walking scatterlists.
  *
+ * Kernel consumers address memory by kernel virtual address: sroce has
+ * no DMA device, so ib_dma_map_*() hands out those (ib_uses_virt_dma()).
+ * They reach it through the local DMA lkey 0, valid only in kernel PDs and
+ * only for local access, or through a DMA MR (get_dma_mr), whose rkey
+ * reaches all of memory when the consumer asked for that with
+ * IB_PD_UNSAFE_GLOBAL_RKEY. Either way only addresses in the kernel's
+ * direct map are accepted: what a DMA device could reach, no more.
+ *
  * Keys: the low byte is a generation that changes with every registration,
  * the upper 24 bits index the device's MR table (never 0, so no key equals
  * the reserved local DMA lkey 0). Slots are handed out cyclically, so a
@@ -132,6 +140,64 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/* Page by page: a direct-map range can span a hole in physical memory. */
+static bool sroce_mr_dma_range_ok(u64 va, u64 end)
+{
+	u64 p;
+
+	for (p = va & PAGE_MASK; p < end; p += PAGE_SIZE)
+		if (!virt_addr_valid((void *)(uintptr_t)p))
+			return false;
+	return true;
+}
+
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	u32 idx;
+	int err;
+
+	/*
+	 * The core asks for remote rights alone when the device has a local
+	 * DMA lkey (IB_PD_UNSAFE_GLOBAL_RKEY): local write goes with them.
+	 */
+	if (access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC))
+		access |= IB_ACCESS_LOCAL_WRITE;
+	err = sroce_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->dma = true;
+	mr->length = U64_MAX;
+	mr->access = access;
+	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, mr,
+			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0) {
+		kfree(mr);
+		return ERR_PTR(err == -EBUSY ? -ENOMEM : err);
+	}
+	mr->ibmr.lkey = idx << 8 | (atomic_inc_return(&sdev->mr_gen) & 0xff);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	return &mr->ibmr;
+}
+
+/**
+ * sroce_mr_init_local_dma() - the region behind the local DMA lkey 0.
+ * @sdev: the device it belongs to
+ */
+void sroce_mr_init_local_dma(struct sroce_dev *sdev)
+{
+	struct sroce_mr *mr = &sdev->local_dma_mr;
+
+	mr->dma = true;
+	mr->length = U64_MAX;
+	mr->access = IB_ACCESS_LOCAL_WRITE;
+}
+
 /**
  * sroce_mr_lookup() - find the region a key names and check an access.
  * @sdev: the device
@@ -149,67 +215,81 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 struct sroce_mr *sroce_mr_lookup(struct sroce_dev *sdev, u32 key,
 				 struct ib_pd *pd, u64 va, u64 len, int access)
 {
-	struct sroce_mr *mr = xa_load(&sdev->mr_xa, key >> 8);
+	struct sroce_mr *mr;
 	u64 end;
 
-	if (!mr || mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
-	    (mr->access & access) != access)
+	if (key) {
+		mr = xa_load(&sdev->mr_xa, key >> 8);
+		if (!mr || mr->ibmr.lkey != key || mr->ibmr.pd != pd)
+			return NULL;
+	} else {
+		/* The local DMA lkey: kernel PDs only. */
+		if (pd->uobject)
+			return NULL;
+		mr = &sdev->local_dma_mr;
+	}
+	if ((mr->access & access) != access)
 		return NULL;
 	/* Both ends inside [iova, iova + length), without wrapping. */
 	if (check_add_overflow(va, len, &end) || va < mr->iova ||
-	    end > mr->iova + mr->length)
+	    end - mr->iova > mr->length)
+		return NULL;
+	if (mr->dma && !sroce_mr_dma_range_ok(va, end))
 		return NULL;
 	return mr;
 }
 
-/* Page index and offset of a byte of the region (already range-checked). */
-static void sroce_mr_locate(struct sroce_mr *mr, u64 va, size_t *idx,
-			    unsigned int *off)
+/* The page holding a byte of the region (range-checked), and its offset. */
+static struct page *sroce_mr_page(struct sroce_mr *mr, u64 va,
+				  unsigned int *off)
 {
-	u64 pos = va - mr->iova + mr->page_offset;
+	u64 pos;
 
-	*idx = pos >> PAGE_SHIFT;
+	if (mr->dma) {
+		*off = va & ~PAGE_MASK;
+		return virt_to_page((void *)(uintptr_t)va);
+	}
+	pos = va - mr->iova + mr->page_offset;
 	*off = pos & ~PAGE_MASK;
+	return mr->pages[pos >> PAGE_SHIFT];
 }
 
 /* Copy bytes out of a region whose range the caller checked. */
 void sroce_mr_copy_from(struct sroce_mr *mr, u64 va, void *dst, u32 len)
 {
+	struct page *page;
 	unsigned int off, n;
-	size_t idx;
 	void *src;
 
-	sroce_mr_locate(mr, va, &idx, &off);
 	while (len) {
+		page = sroce_mr_page(mr, va, &off);
 		n = min_t(u32, len, PAGE_SIZE - off);
-		src = kmap_local_page(mr->pages[idx]);
+		src = kmap_local_page(page);
 		memcpy(dst, src + off, n);
 		kunmap_local(src);
 		dst += n;
+		va += n;
 		len -= n;
-		idx++;
-		off = 0;
 	}
 }
 
 /* Copy bytes into a region whose range the caller checked. */
 void sroce_mr_write(struct sroce_mr *mr, u64 va, const void *src, u32 len)
 {
+	struct page *page;
 	unsigned int off, n;
-	size_t idx;
 	void *dst;
 
-	sroce_mr_locate(mr, va, &idx, &off);
 	while (len) {
+		page = sroce_mr_page(mr, va, &off);
 		n = min_t(u32, len, PAGE_SIZE - off);
-		dst = kmap_local_page(mr->pages[idx]);
+		dst = kmap_local_page(page);
 		memcpy(dst + off, src, n);
 		kunmap_local(dst);
-		flush_dcache_page(mr->pages[idx]);
+		flush_dcache_page(page);
 		src += n;
+		va += n;
 		len -= n;
-		idx++;
-		off = 0;
 	}
 }
 
@@ -226,22 +306,21 @@ void sroce_mr_write(struct sroce_mr *mr, u64 va, const void *src, u32 len)
 int sroce_mr_copy_to_skb(struct sroce_mr *mr, u64 va,
 			 const struct sk_buff *skb, int off, u32 len)
 {
+	struct page *page;
 	unsigned int poff, n;
-	size_t idx;
 	void *dst;
 	int err = 0;
 
-	sroce_mr_locate(mr, va, &idx, &poff);
 	while (len && !err) {
+		page = sroce_mr_page(mr, va, &poff);
 		n = min_t(u32, len, PAGE_SIZE - poff);
-		dst = kmap_local_page(mr->pages[idx]);
+		dst = kmap_local_page(page);
 		err = skb_copy_bits(skb, off, dst + poff, n);
 		kunmap_local(dst);
-		flush_dcache_page(mr->pages[idx]);
+		flush_dcache_page(page);
 		off += n;
+		va += n;
 		len -= n;
-		idx++;
-		poff = 0;
 	}
 	return err ? -EFAULT : 0;
 }
@@ -253,10 +332,50 @@ int sroce_mr_copy_to_skb(struct sroce_mr *mr, u64 va,
 u64 *sroce_mr_map_u64(struct sroce_mr *mr, u64 va)
 {
 	unsigned int off;
-	size_t idx;
+	struct page *page = sroce_mr_page(mr, va, &off);
 
-	sroce_mr_locate(mr, va, &idx, &off);
-	return kmap_local_page(mr->pages[idx]) + off;
+	return kmap_local_page(page) + off;
+}
+
+/*
+ * Place @len message bytes, from @buf if set or else from @skb at @off,
+ * at message offset @pos of a scatter/gather list.
+ */
+static int sroce_sgl_place_from(struct sroce_qp *qp,
+				const struct sroce_sge *sge, u32 nsge, u32 pos,
+				const void *buf, const struct sk_buff *skb,
+				int off, u32 len)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_mr *mr;
+	u32 i, n;
+	int err;
+
+	for (i = 0; i < nsge && len; i++) {
+		if (pos >= sge[i].length) {
+			pos -= sge[i].length;
+			continue;
+		}
+		n = min(len, sge[i].length - pos);
+		mr = sroce_mr_lookup(sdev, sge[i].lkey, qp->ibqp.pd,
+				     sge[i].addr + pos, n,
+				     IB_ACCESS_LOCAL_WRITE);
+		if (!mr)
+			return -EACCES;
+		if (buf) {
+			sroce_mr_write(mr, sge[i].addr + pos, buf, n);
+			buf += n;
+		} else {
+			err = sroce_mr_copy_to_skb(mr, sge[i].addr + pos, skb,
+						   off, n);
+			if (err)
+				return err;
+			off += n;
+		}
+		len -= n;
+		pos = 0;
+	}
+	return len ? -EMSGSIZE : 0;
 }
 
 /**
@@ -278,30 +397,14 @@ int sroce_sgl_place(struct sroce_qp *qp, const struct sroce_sge *sge,
 		    u32 nsge, u32 pos, const struct sk_buff *skb, int off,
 		    u32 len)
 {
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
-	struct sroce_mr *mr;
-	u32 i, n;
-	int err;
+	return sroce_sgl_place_from(qp, sge, nsge, pos, NULL, skb, off, len);
+}
 
-	for (i = 0; i < nsge && len; i++) {
-		if (pos >= sge[i].length) {
-			pos -= sge[i].length;
-			continue;
-		}
-		n = min(len, sge[i].length - pos);
-		mr = sroce_mr_lookup(sdev, sge[i].lkey, qp->ibqp.pd,
-				     sge[i].addr + pos, n,
-				     IB_ACCESS_LOCAL_WRITE);
-		if (!mr)
-			return -EACCES;
-		err = sroce_mr_copy_to_skb(mr, sge[i].addr + pos, skb, off, n);
-		if (err)
-			return err;
-		off += n;
-		len -= n;
-		pos = 0;
-	}
-	return len ? -EMSGSIZE : 0;
+/* The same as sroce_sgl_place(), with the bytes taken from @buf. */
+int sroce_sgl_place_buf(struct sroce_qp *qp, const struct sroce_sge *sge,
+			u32 nsge, u32 pos, const void *buf, u32 len)
+{
+	return sroce_sgl_place_from(qp, sge, nsge, pos, buf, NULL, 0, len);
 }
 
 /**

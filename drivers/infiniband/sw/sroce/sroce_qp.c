@@ -5,9 +5,9 @@
  * ib_modify_qp_is_ok()), attribute validation, query, destroy, the
  * doorbells and the move to the error state with its flush.
  *
- * The provider posts work requests by writing the rings; post_send and
- * post_recv are only doorbells (no work requests) and kernel QPs do not
- * exist yet.
+ * The provider posts work requests by writing the rings, so for user QPs
+ * post_send and post_recv are only doorbells (no work requests). Kernel
+ * QPs get the same rings in kernel memory, filled by sroce_kverbs.c.
  */
 #include <rdma/ib_cache.h>
 
@@ -20,12 +20,26 @@ static u32 sroce_wqe_size(u32 hdr, u32 max_sge, u32 max_inline)
 	return roundup_pow_of_two(hdr + body);
 }
 
-static int sroce_qp_check_init_attr(struct ib_qp_init_attr *init)
+static int sroce_qp_check_init_attr(struct ib_qp_init_attr *init,
+				    struct ib_udata *udata)
 {
 	struct ib_qp_cap *cap = &init->cap;
 
-	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags ||
-	    init->rwq_ind_tbl)
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		/* QP1 belongs to the kernel's MAD layer. */
+		if (udata)
+			return -EINVAL;
+		if (init->port_num != SROCE_PORT)
+			return -EINVAL;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->srq || init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
@@ -141,18 +155,20 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct ib_qp_cap *cap = &init->cap;
 	struct sroce_create_qp_resp resp = {};
 	u32 qpn, sq_wqe_size, rq_wqe_size;
+	struct ib_ucontext *uctx;
 	int err;
 
-	/* Kernel QPs do not exist yet; see the file comment. */
-	if (!udata)
-		return -EOPNOTSUPP;
-	err = sroce_qp_check_init_attr(init);
+	err = sroce_qp_check_init_attr(init, udata);
 	if (err)
 		return err;
-	if (!sroce_udata_input_ok(udata) || udata->outlen < sizeof(resp))
+	if (udata &&
+	    (!sroce_udata_input_ok(udata) || udata->outlen < sizeof(resp)))
 		return -EINVAL;
 
 	mutex_init(&qp->lock);
+	qp->kernel = !udata;
+	spin_lock_init(&qp->sq_post_lock);
+	spin_lock_init(&qp->rq_post_lock);
 	qp->state = IB_QPS_RESET;
 	/* The receive path may find the QP as soon as it has a number. */
 	spin_lock_init(&qp->req_lock);
@@ -168,23 +184,30 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	rq_wqe_size = sroce_wqe_size(sizeof(struct sroce_recv_wqe),
 				     max_t(u32, cap->max_recv_sge, 1), 0);
 
-	err = xa_alloc_cyclic(&sdev->qp_xa, &qpn, qp,
-			      XA_LIMIT(SROCE_MIN_QPN, SROCE_MAX_QPN),
-			      &sdev->qp_next, GFP_KERNEL);
+	if (init->qp_type == IB_QPT_GSI) {
+		qpn = 1;
+		err = xa_insert(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
+	} else {
+		err = xa_alloc_cyclic(&sdev->qp_xa, &qpn, qp,
+				      XA_LIMIT(SROCE_MIN_QPN, SROCE_MAX_QPN),
+				      &sdev->qp_next, GFP_KERNEL);
+		if (err == -EBUSY)
+			err = -ENOMEM;
+	}
 	if (err < 0)
-		return err == -EBUSY ? -ENOMEM : err;
+		return err;
 	if (atomic_inc_return(&sdev->num_qp) > SROCE_MAX_QP) {
 		err = -ENOMEM;
 		goto err_qpn;
 	}
 	ibqp->qp_num = qpn;
 
-	err = sroce_ring_alloc(&qp->sq, cap->max_send_wr, sq_wqe_size,
-			       sroce_udata_ucontext(udata));
+	uctx = udata ? sroce_udata_ucontext(udata) : NULL;
+	err = sroce_ring_alloc(&qp->sq, cap->max_send_wr, sq_wqe_size, uctx);
 	if (err)
 		goto err_count;
 	err = sroce_ring_alloc(&qp->rq, max_t(u32, cap->max_recv_wr, 1),
-			       rq_wqe_size, sroce_udata_ucontext(udata));
+			       rq_wqe_size, uctx);
 	if (err)
 		goto err_sq;
 	err = sroce_qp_alloc_shadow(qp);
@@ -207,6 +230,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 				     sizeof(struct sroce_send_wqe));
 	qp->cap = *cap;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	if (!udata)
+		return 0;
 
 	resp.sq_mmap_offset = qp->sq.mmap_offset;
 	resp.sq_mmap_length = qp->sq.mmap_length;
@@ -431,9 +456,17 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->attr.dest_qp_num = attr->dest_qp_num;
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
 		qp->attr.en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_QKEY)
+		qp->attr.qkey = attr->qkey;
 
 	if (next == IB_QPS_RTR && cur != IB_QPS_RTR) {
-		err = sroce_qp_to_rtr(qp);
+		struct net_device *ndev = to_sdev(ibqp->device)->ndev;
+
+		/* Datagrams go anywhere, up to the port's MTU. */
+		if (ibqp->qp_type == IB_QPT_RC)
+			err = sroce_qp_to_rtr(qp);
+		else
+			qp->mtu = ib_mtu_enum_to_int(sroce_active_mtu(ndev));
 		if (err)
 			goto out;
 	}
@@ -495,61 +528,106 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
-/**
- * sroce_post_send() - the send doorbell.
- * @ibqp: the queue pair
- * @wr: must be NULL: user space posts through the send ring
- * @bad_wr: set to @wr when refused
- *
- * Return: 0, or -EOPNOTSUPP for work requests from kernel consumers.
+/*
+ * Start the requester from whatever context a poster is in: a system call
+ * or a kernel consumer in process context sends at once; softirq context
+ * sends one budgeted pass; hard interrupt context leaves it to req_work.
  */
-int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr)
+static bool sroce_can_disable_bh(void)
 {
-	struct sroce_qp *qp = to_sqp(ibqp);
+	return !in_hardirq() && !in_nmi() && !irqs_disabled();
+}
 
-	if (wr) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
-	}
+/**
+ * sroce_qp_sq_doorbell() - the send queue has new entries.
+ * @qp: the queue pair
+ *
+ * Context: any (user doorbells come from process context).
+ */
+void sroce_qp_sq_doorbell(struct sroce_qp *qp)
+{
 	WRITE_ONCE(qp->sq.hdr->flags, 0);
-	/* Pairs with the provider's barrier between prod and flags. */
+	/* Pairs with the poster's barrier between prod and flags. */
 	smp_mb();
 	switch (sroce_qp_state(qp)) {
 	case IB_QPS_RTS:
-		sroce_req_kick(qp);
+		sroce_req_kick_any(qp);
 		break;
 	case IB_QPS_ERR:
-		sroce_qp_flush(qp);
+		if (sroce_can_disable_bh())
+			sroce_qp_flush(qp);
+		else
+			queue_work(sroce_data_wq, &qp->err_work);
 		break;
 	default:
 		/* Nothing is sent before RTS; keep asking for doorbells. */
 		WRITE_ONCE(qp->sq.hdr->flags, SROCE_RING_NEED_DOORBELL);
 		break;
 	}
+}
+
+/**
+ * sroce_qp_rq_doorbell() - receive entries were posted to a QP in error.
+ * @qp: the queue pair
+ *
+ * The responder reads the receive ring when a message arrives; a doorbell
+ * is needed only to flush receive WQEs posted to a QP in error.
+ * Context: any.
+ */
+void sroce_qp_rq_doorbell(struct sroce_qp *qp)
+{
+	if (sroce_qp_state(qp) != IB_QPS_ERR)
+		return;
+	if (sroce_can_disable_bh())
+		sroce_qp_flush(qp);
+	else
+		queue_work(sroce_data_wq, &qp->err_work);
+}
+
+/**
+ * sroce_post_send() - post send work requests, or ring the doorbell.
+ * @ibqp: the queue pair
+ * @wr: work requests of a kernel consumer; NULL for the user doorbell
+ * @bad_wr: set to the first request not posted
+ *
+ * Return: 0 or a negative errno; -EOPNOTSUPP for work requests on a user
+ * QP, which posts through its ring.
+ */
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	if (qp->kernel)
+		return wr ? sroce_kpost_send(qp, wr, bad_wr) : 0;
+	if (wr) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	sroce_qp_sq_doorbell(qp);
 	return 0;
 }
 
 /**
- * sroce_post_recv() - the receive doorbell, rung only in the error state.
+ * sroce_post_recv() - post receive work requests, or ring the doorbell.
  * @ibqp: the queue pair
- * @wr: must be NULL: user space posts through the receive ring
- * @bad_wr: set to @wr when refused
+ * @wr: work requests of a kernel consumer; NULL for the user doorbell
+ * @bad_wr: set to the first request not posted
  *
- * The responder reads the receive ring when a message arrives; a doorbell
- * is needed only to flush receive WQEs posted to a QP in error.
- * Return: 0, or -EOPNOTSUPP for work requests from kernel consumers.
+ * Return: 0 or a negative errno; -EOPNOTSUPP for work requests on a user
+ * QP.
  */
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 
+	if (qp->kernel)
+		return wr ? sroce_kpost_recv(qp, wr, bad_wr) : 0;
 	if (wr) {
 		*bad_wr = wr;
 		return -EOPNOTSUPP;
 	}
-	if (sroce_qp_state(qp) == IB_QPS_ERR)
-		sroce_qp_flush(qp);
+	sroce_qp_rq_doorbell(qp);
 	return 0;
 }

@@ -74,8 +74,9 @@ static bool sroce_opcode_is_response(u8 op)
 }
 
 /*
- * Hand a valid packet to its queue pair: responses to the requester, the
- * rest to the responder. Only RC QPs exist; other transports find none.
+ * Hand a valid packet to its queue pair: datagrams to UD and GSI QPs; for
+ * RC QPs responses to the requester, the rest to the responder. A packet
+ * of a transport its QP does not speak finds no QP.
  */
 static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 			       unsigned int bth_off, unsigned int hdr_len,
@@ -95,10 +96,18 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 	};
 	struct sroce_qp *qp;
 
+	u8 transport = pkt.opcode & SROCE_TRANSPORT_MASK;
+
 	rcu_read_lock();
 	qp = sroce_qp_lookup_rcu(sdev, be32_to_cpu(bth->qpn) &
 				 SROCE_BTH_QPN_MASK);
-	if (!qp || (pkt.opcode & SROCE_TRANSPORT_MASK) != SROCE_TRANSPORT_RC) {
+	if (qp && transport == SROCE_TRANSPORT_UD &&
+	    qp->ibqp.qp_type != IB_QPT_RC) {
+		sroce_ud_rcv(qp, &pkt);
+		goto out;
+	}
+	if (!qp || transport != SROCE_TRANSPORT_RC ||
+	    qp->ibqp.qp_type != IB_QPT_RC) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
 		goto out;
 	}

@@ -29,12 +29,12 @@ static const u32 sroce_rnr_usec[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-static struct sroce_send_wqe *sroce_swqe(struct sroce_qp *qp, u32 idx)
+struct sroce_send_wqe *sroce_swqe(struct sroce_qp *qp, u32 idx)
 {
 	return qp->req.shadow + (size_t)(idx & qp->sq.mask) * qp->sq.entry_size;
 }
 
-static struct sroce_swqe_state *sroce_sst(struct sroce_qp *qp, u32 idx)
+struct sroce_swqe_state *sroce_sst(struct sroce_qp *qp, u32 idx)
 {
 	return &qp->req.st[idx & qp->sq.mask];
 }
@@ -95,7 +95,7 @@ static void sroce_req_post_cqe(struct sroce_qp *qp, u64 wr_id, u32 op,
  * sees the completion may post into the slot at once. The completion is
  * built from the kernel's copy, which the next fetch alone overwrites.
  */
-static void sroce_req_complete(struct sroce_qp *qp, int status)
+void sroce_req_complete(struct sroce_qp *qp, int status)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_send_wqe *w = sroce_swqe(qp, req->head);
@@ -113,7 +113,7 @@ static void sroce_req_complete(struct sroce_qp *qp, int status)
 }
 
 /* A locally detected error: complete the head with it, fail the QP. */
-static void sroce_req_fail(struct sroce_qp *qp, int status)
+void sroce_req_fail(struct sroce_qp *qp, int status)
 {
 	if (qp->req.head != qp->req.fetched)
 		sroce_req_complete(qp, status);
@@ -151,6 +151,10 @@ static int sroce_req_check(struct sroce_qp *qp, struct sroce_send_wqe *w,
 		  op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	if (!data_op && !sroce_op_is_rdatomic(op))
 		return IB_WC_LOC_QP_OP_ERR;
+	/* Datagrams are sends, one packet each. */
+	if (qp->ibqp.qp_type != IB_QPT_RC &&
+	    op != IB_UVERBS_WR_SEND && op != IB_UVERBS_WR_SEND_WITH_IMM)
+		return IB_WC_LOC_QP_OP_ERR;
 
 	*len = 0;
 	if (w->send_flags & SROCE_SEND_F_INLINE) {
@@ -174,7 +178,7 @@ static int sroce_req_check(struct sroce_qp *qp, struct sroce_send_wqe *w,
 }
 
 /* Copy and check the next posted WQE; false when none is posted. */
-static bool sroce_req_fetch(struct sroce_qp *qp)
+bool sroce_req_fetch(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe_state *st;
@@ -388,7 +392,7 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 }
 
 /* Ask for a doorbell; false unless more WQEs arrived meanwhile. */
-static bool sroce_req_arm_doorbell(struct sroce_qp *qp)
+bool sroce_req_arm_doorbell(struct sroce_qp *qp)
 {
 	WRITE_ONCE(qp->sq.hdr->flags, SROCE_RING_NEED_DOORBELL);
 	/* Pairs with the provider's barrier between prod and flags. */
@@ -412,6 +416,8 @@ static bool sroce_req_progress(struct sroce_qp *qp, int budget)
 	struct sroce_send_wqe *w;
 	int err;
 
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return sroce_ud_progress(qp, budget);
 	while (budget > 0) {
 		if (sroce_qp_state(qp) != IB_QPS_RTS || req->rnr_wait ||
 		    qp->dead)
@@ -479,12 +485,34 @@ void sroce_req_kick(struct sroce_qp *qp)
 		spin_lock_bh(&qp->req_lock);
 		more = sroce_req_progress(qp, SROCE_TX_BUDGET);
 		spin_unlock(&qp->req_lock);
-		if (qp->path.loopback)
+		/* Datagrams may go anywhere, this device included. */
+		if (qp->path.loopback || qp->ibqp.qp_type != IB_QPT_RC)
 			sroce_lo_drain(to_sdev(qp->ibqp.device));
 		local_bh_enable();
 		if (more)
 			cond_resched();
 	} while (more);
+}
+
+/**
+ * sroce_req_kick_any() - send what is posted, from any context.
+ * @qp: the queue pair
+ *
+ * Where sleeping is allowed this is sroce_req_kick(); with softirqs
+ * allowed one budgeted pass runs here and req_work does the rest; in hard
+ * interrupt context or with interrupts off, req_work does it all.
+ */
+void sroce_req_kick_any(struct sroce_qp *qp)
+{
+	if (preemptible()) {
+		sroce_req_kick(qp);
+	} else if (!in_hardirq() && !in_nmi() && !irqs_disabled()) {
+		spin_lock_bh(&qp->req_lock);
+		sroce_req_progress_bh(qp);
+		spin_unlock_bh(&qp->req_lock);
+	} else if (!qp->dead) {
+		queue_work(sroce_data_wq, &qp->req_work);
+	}
 }
 
 void sroce_req_work(struct work_struct *work)

@@ -118,12 +118,15 @@ static void sroce_resp_rnr(struct sroce_qp *qp, u32 psn)
 			(qp->attr.min_rnr_timer & SROCE_AETH_VAL_MASK), psn);
 }
 
-/*
- * Take the next posted receive WQE into resp->rwqe for the message at
- * @psn. False if there is none: then the request earns an RNR NAK, unless
- * the QP has failed (also when the ring's indices make no sense).
+/**
+ * sroce_resp_take_rwqe() - copy the next posted receive WQE into resp->rwqe.
+ * @qp: the queue pair
+ *
+ * Context: resp_lock held.
+ * Return: false when none is posted, or when the ring's indices make no
+ * sense (the QP then fails).
  */
-static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp, u32 psn)
+bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 	const struct sroce_recv_wqe *src;
@@ -131,11 +134,8 @@ static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp, u32 psn)
 
 	/* Acquire: the entries before prod are written. */
 	prod = smp_load_acquire(&qp->rq.hdr->prod);
-	if (prod == resp->rq_cons) {
-		if (sroce_qp_state(qp) != IB_QPS_ERR)
-			sroce_resp_rnr(qp, psn);
+	if (prod == resp->rq_cons)
 		return false;
-	}
 	if (prod - resp->rq_cons > qp->rq.num_entries) {
 		sroce_qp_bad_ring(qp);
 		return false;
@@ -153,6 +153,19 @@ static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp, u32 psn)
 	resp->in_send = true;
 	resp->recv_off = 0;
 	return true;
+}
+
+/*
+ * Take the next receive WQE for the message at @psn. False if there is
+ * none: then the request earns an RNR NAK, unless the QP has failed.
+ */
+static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp, u32 psn)
+{
+	if (sroce_resp_take_rwqe(qp))
+		return true;
+	if (sroce_qp_state(qp) != IB_QPS_ERR)
+		sroce_resp_rnr(qp, psn);
+	return false;
 }
 
 static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,

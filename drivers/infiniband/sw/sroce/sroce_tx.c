@@ -23,24 +23,25 @@
 #include "sroce_hdr.h"
 
 /**
- * sroce_path_init() - derive packet addressing from the address vector.
- * @qp: queue pair on its way to RTR, @av and the destination QPN set
+ * sroce_path_from_ah() - packet addressing from an address vector.
+ * @sdev: the sending device
+ * @av: the address vector, its source GID attribute set
+ * @p: the path to fill; the UDP source port is left to the caller
  *
  * Return: 0, or -EINVAL when source and destination GIDs are of different
  * IP families.
  */
-int sroce_path_init(struct sroce_qp *qp)
+int sroce_path_from_ah(struct sroce_dev *sdev, const struct rdma_ah_attr *av,
+		       struct sroce_path *p)
 {
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
-	const struct ib_global_route *grh = rdma_ah_read_grh(&qp->av);
-	struct sroce_path *p = &qp->path;
+	const struct ib_global_route *grh = rdma_ah_read_grh(av);
 
 	memcpy(&p->saddr, &grh->sgid_attr->gid, sizeof(p->saddr));
 	memcpy(&p->daddr, &grh->dgid, sizeof(p->daddr));
 	p->ipv6 = !ipv6_addr_v4mapped(&p->saddr);
 	if (p->ipv6 == ipv6_addr_v4mapped(&p->daddr))
 		return -EINVAL;
-	memcpy(p->dmac, qp->av.roce.dmac, ETH_ALEN);
+	memcpy(p->dmac, av->roce.dmac, ETH_ALEN);
 	p->loopback = ipv6_addr_equal(&p->saddr, &p->daddr) ||
 		      ether_addr_equal(p->dmac, sdev->ndev->dev_addr);
 	if (p->loopback)
@@ -49,7 +50,26 @@ int sroce_path_init(struct sroce_qp *qp)
 	p->tos = (grh->traffic_class & ~INET_ECN_MASK) | INET_ECN_ECT_0;
 	p->ttl = grh->hop_limit ? grh->hop_limit : 64;
 	p->flow_label = grh->flow_label;
-	p->sport = cpu_to_be16(rdma_get_udp_sport(grh->flow_label,
+	p->sgid_index = grh->sgid_attr->index;
+	return 0;
+}
+
+/**
+ * sroce_path_init() - derive a connected QP's packet addressing.
+ * @qp: queue pair on its way to RTR, @av and the destination QPN set
+ *
+ * Return: 0, or -EINVAL when source and destination GIDs are of different
+ * IP families.
+ */
+int sroce_path_init(struct sroce_qp *qp)
+{
+	struct sroce_path *p = &qp->path;
+	int err;
+
+	err = sroce_path_from_ah(to_sdev(qp->ibqp.device), &qp->av, p);
+	if (err)
+		return err;
+	p->sport = cpu_to_be16(rdma_get_udp_sport(p->flow_label,
 						  qp->ibqp.qp_num,
 						  qp->attr.dest_qp_num));
 	return 0;
@@ -92,8 +112,10 @@ static void sroce_tx_ip(const struct sroce_path *p, struct sk_buff *skb,
 }
 
 /**
- * sroce_tx_alloc() - allocate a packet and fill its IP, UDP and BTH.
- * @qp: sending queue pair, its path set
+ * sroce_tx_alloc_to() - allocate a packet and fill its IP, UDP and BTH.
+ * @sdev: the sending device
+ * @p: where the packet goes
+ * @dqpn: destination QP number
  * @opcode: BTH opcode
  * @psn: BTH PSN
  * @ackreq: ask the responder for an acknowledgment
@@ -104,16 +126,16 @@ static void sroce_tx_ip(const struct sroce_path *p, struct sk_buff *skb,
  * @payload_buf: set to where the payload goes
  *
  * The caller fills the extension headers and payload, then sends the
- * packet with sroce_tx_send(), which adds the ICRC.
+ * packet with sroce_tx_send_to(), which adds the ICRC.
  * Return: the packet, or NULL when memory is short.
  */
-struct sk_buff *sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
-			       bool ackreq, bool se, unsigned int ext_len,
-			       unsigned int payload, void **ext,
-			       void **payload_buf)
+struct sk_buff *sroce_tx_alloc_to(struct sroce_dev *sdev,
+				  const struct sroce_path *p, u32 dqpn,
+				  u8 opcode, u32 psn, bool ackreq, bool se,
+				  unsigned int ext_len, unsigned int payload,
+				  void **ext, void **payload_buf)
 {
-	struct net_device *ndev = to_sdev(qp->ibqp.device)->ndev;
-	const struct sroce_path *p = &qp->path;
+	struct net_device *ndev = sdev->ndev;
 	unsigned int pad = -payload & 3;
 	unsigned int l3 = sroce_l3_len(p);
 	unsigned int len = l3 + sizeof(struct udphdr) + SROCE_BTH_BYTES +
@@ -143,7 +165,7 @@ struct sk_buff *sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 	bth->opcode = opcode;
 	bth->flags = (se ? SROCE_BTH_SE : 0) | pad << SROCE_BTH_PAD_SHIFT;
 	bth->pkey = cpu_to_be16(SROCE_BTH_PKEY_DEFAULT);
-	bth->qpn = cpu_to_be32(qp->attr.dest_qp_num & SROCE_BTH_QPN_MASK);
+	bth->qpn = cpu_to_be32(dqpn & SROCE_BTH_QPN_MASK);
 	bth->apsn = cpu_to_be32((psn & SROCE_BTH_PSN_MASK) |
 				(ackreq ? SROCE_BTH_ACKREQ : 0));
 	*ext = bth + 1;
@@ -220,16 +242,16 @@ void sroce_lo_exit(struct sroce_dev *sdev)
 }
 
 /**
- * sroce_tx_send() - finish a packet from sroce_tx_alloc() and send it.
- * @qp: sending queue pair
+ * sroce_tx_send_to() - finish a packet from sroce_tx_alloc_to(), send it.
+ * @sdev: the sending device
+ * @p: the path the packet was built for
  * @skb: the packet; consumed
  *
  * Context: BH disabled or softirq.
  */
-void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
+void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
+		      struct sk_buff *skb)
 {
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
-	const struct sroce_path *p = &qp->path;
 	unsigned int bth_off = skb_transport_offset(skb) +
 			       sizeof(struct udphdr);
 	unsigned int icrc_off = skb->len - SROCE_ICRC_BYTES;

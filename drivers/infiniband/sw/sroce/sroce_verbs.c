@@ -26,11 +26,11 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->page_size_cap = PAGE_SIZE;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/* Kernel consumers may use lkey 0 in any of their PDs. */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	/*
-	 * Protection domains, memory regions, completion queues and RC queue
-	 * pairs exist so far; every other object limit is zero until the
-	 * verbs that create those objects are implemented.
+	 * Objects sroce does not implement yet (SRQs, memory windows,
+	 * multicast groups) keep a limit of zero.
 	 */
 	attr->max_pd = SROCE_MAX_PD;
 	attr->max_mr = SROCE_MAX_MR;
@@ -44,6 +44,7 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_sge_rd = SROCE_MAX_SGE;
 	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
+	attr->max_ah = SROCE_MAX_AH;
 	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
 	/* Responder atomics are CPU atomics on the target: atomic HCA-wide. */
 	attr->atomic_cap = IB_ATOMIC_HCA;
@@ -184,6 +185,8 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_RX_DROP_BAD_ICRC].name = "rx_drop_bad_icrc",
 	[SROCE_CNT_RX_DROP_NO_QP].name = "rx_drop_no_qp",
 	[SROCE_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
+	[SROCE_CNT_RX_DROP_BAD_QKEY].name = "rx_drop_bad_qkey",
+	[SROCE_CNT_RX_DROP_NO_RECV].name = "rx_drop_no_recv_wqe",
 	[SROCE_CNT_RX_DROP_WRONG_PEER].name = "rx_drop_wrong_peer",
 	[SROCE_CNT_RX_DUPLICATE].name = "rx_duplicate_request",
 	[SROCE_CNT_RX_OUT_OF_SEQ].name = "rx_out_of_sequence",

@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sroce kernel-verbs selftest: a kernel consumer of an sroce device.
+ *
+ * Loading the module runs the tests once and reports them in the kernel
+ * log as "sroce_kverbs_test: ok|not ok N name"; the load fails with -EIO
+ * when a test failed, so insmod's status is the verdict (on success the
+ * module stays loaded, with nothing left to do, until rmmod). Two RC QPs, one
+ * on "ibdev" and one on "peer" (the same device by default: loopback),
+ * move data between kmalloc buffers the way ULPs do: DMA-mapped with
+ * ib_dma_map_single(), addressed through the local DMA lkey and the PD's
+ * global rkey (a DMA MR), completions through ib_alloc_cq() and ib_cqe.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/completion.h>
+#include <linux/etherdevice.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_cache.h>
+
+static char *ibdev = "sroce0";
+module_param(ibdev, charp, 0444);
+MODULE_PARM_DESC(ibdev, "RDMA device of the first QP");
+static char *peer;
+module_param(peer, charp, 0444);
+MODULE_PARM_DESC(peer, "RDMA device of the second QP (default: ibdev)");
+
+#define KT_BUF		(64 * 1024)
+#define KT_NBUF		4
+#define KT_TIMEOUT	(10 * HZ)
+#define KT_SQ_DEPTH	64
+
+/* One completion the test waits for. */
+struct kt_wait {
+	struct ib_cqe cqe;
+	struct completion done;
+	struct ib_wc wc;
+};
+
+struct kt_side {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	const struct ib_gid_attr *gid;
+	u8 mac[ETH_ALEN];
+	void *buf[KT_NBUF];
+	u64 dma[KT_NBUF];
+};
+
+static struct kt_side kt_a, kt_b;
+/*
+ * Static, not on the stack: a completion that arrives after its test gave
+ * up waiting must not write into a dead stack frame.
+ */
+static struct kt_wait kt_send_wait, kt_recv_wait;
+static int kt_num, kt_failed;
+
+#define kt_expect(cond, fmt, ...)					\
+	({								\
+		bool __ok = (cond);					\
+		if (!__ok)						\
+			pr_err("sroce_kverbs_test: %s: " fmt "\n",	\
+			       __func__, ##__VA_ARGS__);		\
+		__ok;							\
+	})
+
+static void kt_report(const char *name, bool ok)
+{
+	kt_num++;
+	if (!ok)
+		kt_failed++;
+	pr_info("sroce_kverbs_test: %s %d %s\n", ok ? "ok" : "not ok",
+		kt_num, name);
+}
+
+static void kt_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kt_wait *w = container_of(wc->wr_cqe, struct kt_wait, cqe);
+
+	w->wc = *wc;
+	complete(&w->done);
+}
+
+/* Unsignaled requests carry one too: a flush completes them all. */
+static void kt_ignore_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+}
+
+static struct ib_cqe kt_ignore = { .done = kt_ignore_done };
+
+static void kt_wait_init(struct kt_wait *w)
+{
+	w->cqe.done = kt_done;
+	init_completion(&w->done);
+	memset(&w->wc, 0, sizeof(w->wc));
+	w->wc.status = -1;
+}
+
+static bool kt_wait_for(struct kt_wait *w)
+{
+	return kt_expect(wait_for_completion_timeout(&w->done, KT_TIMEOUT),
+			 "no completion within %d s", KT_TIMEOUT / HZ);
+}
+
+/* A RoCEv2 GID of the port with an IPv4 address. */
+static const struct ib_gid_attr *kt_find_gid(struct ib_device *dev)
+{
+	const struct ib_gid_attr *attr;
+	struct ib_port_attr pa;
+	int i;
+
+	if (ib_query_port(dev, 1, &pa))
+		return NULL;
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		attr = rdma_get_gid_attr(dev, 1, i);
+		if (IS_ERR(attr))
+			continue;
+		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+		    ipv6_addr_v4mapped((struct in6_addr *)attr->gid.raw))
+			return attr;
+		rdma_put_gid_attr(attr);
+	}
+	return NULL;
+}
+
+static int kt_side_init(struct kt_side *s, const char *name)
+{
+	struct ib_qp_init_attr init = {};
+	struct net_device *ndev;
+	int i;
+
+	s->dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (!s->dev) {
+		pr_err("sroce_kverbs_test: no RDMA device %s\n", name);
+		return -ENODEV;
+	}
+	s->gid = kt_find_gid(s->dev);
+	if (!s->gid) {
+		pr_err("sroce_kverbs_test: %s has no IPv4 RoCEv2 GID\n", name);
+		return -ENODEV;
+	}
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(s->gid);
+	if (!IS_ERR(ndev))
+		ether_addr_copy(s->mac, ndev->dev_addr);
+	rcu_read_unlock();
+	if (IS_ERR(ndev))
+		return PTR_ERR(ndev);
+
+	/* The global rkey comes from a DMA MR (get_dma_mr). */
+	s->pd = ib_alloc_pd(s->dev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (IS_ERR(s->pd)) {
+		pr_err("sroce_kverbs_test: ib_alloc_pd: %ld\n", PTR_ERR(s->pd));
+		return PTR_ERR(s->pd);
+	}
+	s->cq = ib_alloc_cq(s->dev, s, 2 * KT_SQ_DEPTH, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(s->cq)) {
+		pr_err("sroce_kverbs_test: ib_alloc_cq: %ld\n", PTR_ERR(s->cq));
+		return PTR_ERR(s->cq);
+	}
+	init.qp_type = IB_QPT_RC;
+	init.send_cq = s->cq;
+	init.recv_cq = s->cq;
+	init.sq_sig_type = IB_SIGNAL_REQ_WR;
+	init.cap.max_send_wr = KT_SQ_DEPTH;
+	init.cap.max_recv_wr = KT_SQ_DEPTH;
+	init.cap.max_send_sge = KT_NBUF;
+	init.cap.max_recv_sge = KT_NBUF;
+	init.cap.max_inline_data = 64;
+	s->qp = ib_create_qp(s->pd, &init);
+	if (IS_ERR(s->qp)) {
+		pr_err("sroce_kverbs_test: ib_create_qp: %ld\n", PTR_ERR(s->qp));
+		return PTR_ERR(s->qp);
+	}
+	for (i = 0; i < KT_NBUF; i++) {
+		s->buf[i] = kzalloc(KT_BUF, GFP_KERNEL);
+		if (!s->buf[i])
+			return -ENOMEM;
+		s->dma[i] = ib_dma_map_single(s->dev, s->buf[i], KT_BUF,
+					      DMA_BIDIRECTIONAL);
+		if (ib_dma_mapping_error(s->dev, s->dma[i])) {
+			kfree(s->buf[i]);
+			s->buf[i] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void kt_side_fini(struct kt_side *s)
+{
+	int i;
+
+	for (i = 0; i < KT_NBUF; i++) {
+		if (!s->buf[i])
+			continue;
+		ib_dma_unmap_single(s->dev, s->dma[i], KT_BUF,
+				    DMA_BIDIRECTIONAL);
+		kfree(s->buf[i]);
+	}
+	if (!IS_ERR_OR_NULL(s->qp))
+		ib_destroy_qp(s->qp);
+	if (!IS_ERR_OR_NULL(s->cq))
+		ib_free_cq(s->cq);
+	if (!IS_ERR_OR_NULL(s->pd))
+		ib_dealloc_pd(s->pd);
+	if (s->gid)
+		rdma_put_gid_attr(s->gid);
+	if (s->dev)
+		ib_device_put(s->dev);
+	memset(s, 0, sizeof(*s));
+}
+
+static int kt_connect(struct kt_side *s, struct kt_side *d, u32 sq_psn,
+		      u32 rq_psn)
+{
+	union ib_gid dgid = d->gid->gid;
+	struct ib_qp_attr a = {};
+	int err;
+
+	a.qp_state = IB_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = 1;
+	a.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			    IB_ACCESS_REMOTE_ATOMIC;
+	err = ib_modify_qp(s->qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (err) {
+		pr_err("sroce_kverbs_test: modify to INIT: %d\n", err);
+		return err;
+	}
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = d->qp->qp_num;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a.ah_attr, 1);
+	rdma_ah_set_grh(&a.ah_attr, &dgid, 0, s->gid->index, 64, 0);
+	/* Kernel consumers hand over a resolved destination MAC. */
+	memcpy(a.ah_attr.roce.dmac, d->mac, ETH_ALEN);
+	err = ib_modify_qp(s->qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err) {
+		pr_err("sroce_kverbs_test: modify to RTR: %d\n", err);
+		return err;
+	}
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.timeout = 10;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = sq_psn;
+	a.max_rd_atomic = 4;
+	err = ib_modify_qp(s->qp, &a, IB_QP_STATE | IB_QP_TIMEOUT |
+			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			   IB_QP_MAX_QP_RD_ATOMIC);
+	if (err)
+		pr_err("sroce_kverbs_test: modify to RTS: %d\n", err);
+	return err;
+}
+
+static void kt_fill(void *buf, size_t len, u8 seed)
+{
+	u8 *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (u8)(seed + i * 7 + (i >> 9));
+}
+
+static int kt_post_recv(struct kt_side *s, struct kt_wait *w, int nsge,
+			u32 len)
+{
+	struct ib_sge sge[KT_NBUF];
+	struct ib_recv_wr wr = {};
+	const struct ib_recv_wr *bad;
+	int i;
+
+	for (i = 0; i < nsge; i++) {
+		sge[i].addr = s->dma[i];
+		sge[i].length = len;
+		sge[i].lkey = s->pd->local_dma_lkey;
+	}
+	kt_wait_init(w);
+	wr.wr_cqe = &w->cqe;
+	wr.sg_list = sge;
+	wr.num_sge = nsge;
+	return ib_post_recv(s->qp, &wr, &bad);
+}
+
+/* Post one signaled work request from A and wait for its completion. */
+static bool kt_run(struct ib_send_wr *wr, struct kt_wait *w)
+{
+	const struct ib_send_wr *bad;
+	int err;
+
+	kt_wait_init(w);
+	wr->wr_cqe = &w->cqe;
+	wr->send_flags |= IB_SEND_SIGNALED;
+	err = ib_post_send(kt_a.qp, wr, &bad);
+	if (!kt_expect(!err, "ib_post_send: %d", err))
+		return false;
+	return kt_wait_for(w);
+}
+
+static bool kt_wc_ok(struct kt_wait *w, enum ib_wc_opcode op, u32 len,
+		     struct ib_qp *qp)
+{
+	return kt_expect(w->wc.status == IB_WC_SUCCESS, "status %d (%s)",
+			 w->wc.status, ib_wc_status_msg(w->wc.status)) &&
+	       kt_expect(w->wc.opcode == op, "opcode %d, want %d",
+			 w->wc.opcode, op) &&
+	       kt_expect(op & IB_WC_RECV ? w->wc.byte_len == len : true,
+			 "byte_len %u, want %u", w->wc.byte_len, len) &&
+	       kt_expect(w->wc.qp == qp, "completion names another QP");
+}
+
+/* SEND of two SGEs into a receive of two SGEs, with the local DMA lkey. */
+static bool kt_send_multi_sge(void)
+{
+	struct kt_wait *sw = &kt_send_wait, *rw = &kt_recv_wait;
+	struct ib_sge sge[2];
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND_WITH_IMM };
+	u32 len = 3000;
+
+	kt_fill(kt_a.buf[0], len, 1);
+	kt_fill(kt_a.buf[1], len, 2);
+	memset(kt_b.buf[0], 0, KT_BUF);
+	memset(kt_b.buf[1], 0, KT_BUF);
+	if (!kt_expect(!kt_post_recv(&kt_b, rw, 2, len), "post_recv"))
+		return false;
+	sge[0] = (struct ib_sge){ kt_a.dma[0], len, kt_a.pd->local_dma_lkey };
+	sge[1] = (struct ib_sge){ kt_a.dma[1], len, kt_a.pd->local_dma_lkey };
+	wr.sg_list = sge;
+	wr.num_sge = 2;
+	wr.ex.imm_data = cpu_to_be32(0x5eed1234);
+	if (!kt_run(&wr, sw) || !kt_wait_for(rw))
+		return false;
+	return kt_wc_ok(sw, IB_WC_SEND, 0, kt_a.qp) &&
+	       kt_wc_ok(rw, IB_WC_RECV, 2 * len, kt_b.qp) &&
+	       kt_expect(rw->wc.wc_flags & IB_WC_WITH_IMM, "no immediate") &&
+	       kt_expect(rw->wc.ex.imm_data == cpu_to_be32(0x5eed1234),
+			 "immediate %08x", be32_to_cpu(rw->wc.ex.imm_data)) &&
+	       kt_expect(!memcmp(kt_a.buf[0], kt_b.buf[0], len) &&
+			 !memcmp(kt_a.buf[1], kt_b.buf[1], len),
+			 "received data differs");
+}
+
+/* Inline data comes from a kernel virtual address, here the stack. */
+static bool kt_send_inline(void)
+{
+	char msg[48] = "inline from a kernel stack buffer";
+	struct ib_sge sge = { (uintptr_t)msg, sizeof(msg), 0 };
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_INLINE };
+	struct kt_wait *sw = &kt_send_wait, *rw = &kt_recv_wait;
+
+	memset(kt_b.buf[0], 0, sizeof(msg));
+	if (!kt_expect(!kt_post_recv(&kt_b, rw, 1, KT_BUF), "post_recv"))
+		return false;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	if (!kt_run(&wr, sw) || !kt_wait_for(rw))
+		return false;
+	return kt_wc_ok(sw, IB_WC_SEND, 0, kt_a.qp) &&
+	       kt_wc_ok(rw, IB_WC_RECV, sizeof(msg), kt_b.qp) &&
+	       kt_expect(!memcmp(kt_b.buf[0], msg, sizeof(msg)),
+			 "received data differs");
+}
+
+/*
+ * RDMA WRITE of 4 x 64 KiB through the peer's global rkey (its DMA MR),
+ * then READ it back into other buffers and compare.
+ */
+static bool kt_write_read_global_rkey(void)
+{
+	struct ib_rdma_wr wr = {};
+	struct ib_sge sge[KT_NBUF];
+	struct kt_wait *w = &kt_send_wait;
+	int i;
+
+	for (i = 0; i < KT_NBUF; i++) {
+		kt_fill(kt_a.buf[i], KT_BUF, 10 + i);
+		memset(kt_b.buf[i], 0, KT_BUF);
+		sge[i] = (struct ib_sge){ kt_a.dma[i], KT_BUF,
+					  kt_a.pd->local_dma_lkey };
+	}
+	/* The peer's buffers are separate allocations: one WRITE each. */
+	for (i = 0; i < KT_NBUF; i++) {
+		memset(&wr, 0, sizeof(wr));
+		wr.wr.opcode = IB_WR_RDMA_WRITE;
+		wr.wr.sg_list = &sge[i];
+		wr.wr.num_sge = 1;
+		wr.remote_addr = kt_b.dma[i];
+		wr.rkey = kt_b.pd->unsafe_global_rkey;
+		if (!kt_run(&wr.wr, w) ||
+		    !kt_wc_ok(w, IB_WC_RDMA_WRITE, 0, kt_a.qp))
+			return false;
+	}
+	for (i = 0; i < KT_NBUF; i++)
+		if (!kt_expect(!memcmp(kt_a.buf[i], kt_b.buf[i], KT_BUF),
+			       "written data differs in buffer %d", i))
+			return false;
+
+	for (i = 0; i < KT_NBUF; i++) {
+		kt_fill(kt_b.buf[i], KT_BUF, 50 + i);
+		memset(kt_a.buf[i], 0, KT_BUF);
+		memset(&wr, 0, sizeof(wr));
+		wr.wr.opcode = IB_WR_RDMA_READ;
+		wr.wr.sg_list = &sge[i];
+		wr.wr.num_sge = 1;
+		wr.remote_addr = kt_b.dma[i];
+		wr.rkey = kt_b.pd->unsafe_global_rkey;
+		if (!kt_run(&wr.wr, w) ||
+		    !kt_wc_ok(w, IB_WC_RDMA_READ, 0, kt_a.qp) ||
+		    !kt_expect(!memcmp(kt_a.buf[i], kt_b.buf[i], KT_BUF),
+			       "read data differs in buffer %d", i))
+			return false;
+	}
+	return true;
+}
+
+static bool kt_write_imm(void)
+{
+	struct ib_rdma_wr wr = {};
+	struct ib_sge sge = { kt_a.dma[0], 777, kt_a.pd->local_dma_lkey };
+	struct kt_wait *sw = &kt_send_wait, *rw = &kt_recv_wait;
+
+	kt_fill(kt_a.buf[0], 777, 99);
+	memset(kt_b.buf[2], 0, 1024);
+	if (!kt_expect(!kt_post_recv(&kt_b, rw, 0, 0), "post_recv"))
+		return false;
+	wr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.wr.ex.imm_data = cpu_to_be32(0xabcdef01);
+	wr.remote_addr = kt_b.dma[2] + 13;
+	wr.rkey = kt_b.pd->unsafe_global_rkey;
+	if (!kt_run(&wr.wr, sw) || !kt_wait_for(rw))
+		return false;
+	return kt_wc_ok(sw, IB_WC_RDMA_WRITE, 0, kt_a.qp) &&
+	       kt_wc_ok(rw, IB_WC_RECV_RDMA_WITH_IMM, 777, kt_b.qp) &&
+	       kt_expect(rw->wc.ex.imm_data == cpu_to_be32(0xabcdef01),
+			 "immediate %08x", be32_to_cpu(rw->wc.ex.imm_data)) &&
+	       kt_expect(!memcmp(kt_a.buf[0], kt_b.buf[2] + 13, 777),
+			 "written data differs");
+}
+
+/*
+ * The global rkey grants remote read and write only (ib_alloc_pd()): an
+ * atomic through it is a remote access error and leaves the target alone.
+ */
+static bool kt_atomic_needs_right(void)
+{
+	u64 *target = kt_b.buf[3];
+	struct ib_sge sge = { kt_a.dma[3], 8, kt_a.pd->local_dma_lkey };
+	struct kt_wait *w = &kt_send_wait;
+	struct ib_atomic_wr wr = {};
+
+	*target = 1000;
+	wr.wr.opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = kt_b.dma[3];
+	wr.rkey = kt_b.pd->unsafe_global_rkey;
+	wr.compare_add = 234;
+	return kt_run(&wr.wr, w) &&
+	       kt_expect(w->wc.status == IB_WC_REM_ACCESS_ERR,
+			 "status %d (%s), want remote access error",
+			 w->wc.status, ib_wc_status_msg(w->wc.status)) &&
+	       kt_expect(*target == 1000, "target changed to %llu", *target);
+}
+
+/*
+ * A batch of unsignaled writes with the last one signaled, posted as one
+ * list while interrupts are off: the post must not start sending in that
+ * context, and everything must still arrive.
+ */
+static bool kt_post_irqs_off(void)
+{
+	static struct ib_rdma_wr wrs[32];
+	struct ib_sge sge = { kt_a.dma[0], 2048, kt_a.pd->local_dma_lkey };
+	const struct ib_send_wr *bad;
+	unsigned long flags;
+	struct kt_wait *w = &kt_send_wait;
+	int i, err;
+
+	kt_fill(kt_a.buf[0], 2048, 7);
+	memset(kt_b.buf[0], 0, KT_BUF);
+	for (i = 0; i < ARRAY_SIZE(wrs); i++) {
+		memset(&wrs[i], 0, sizeof(wrs[i]));
+		wrs[i].wr.opcode = IB_WR_RDMA_WRITE;
+		wrs[i].wr.wr_cqe = &kt_ignore;
+		wrs[i].wr.sg_list = &sge;
+		wrs[i].wr.num_sge = 1;
+		wrs[i].wr.next = i + 1 < ARRAY_SIZE(wrs) ? &wrs[i + 1].wr :
+							  NULL;
+		wrs[i].remote_addr = kt_b.dma[0] + i * 2048;
+		wrs[i].rkey = kt_b.pd->unsafe_global_rkey;
+	}
+	kt_wait_init(w);
+	wrs[ARRAY_SIZE(wrs) - 1].wr.wr_cqe = &w->cqe;
+	wrs[ARRAY_SIZE(wrs) - 1].wr.send_flags = IB_SEND_SIGNALED;
+	local_irq_save(flags);
+	err = ib_post_send(kt_a.qp, &wrs[0].wr, &bad);
+	local_irq_restore(flags);
+	if (!kt_expect(!err, "ib_post_send: %d", err) || !kt_wait_for(w) ||
+	    !kt_wc_ok(w, IB_WC_RDMA_WRITE, 0, kt_a.qp))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(wrs); i++)
+		if (!kt_expect(!memcmp(kt_a.buf[0], kt_b.buf[0] + i * 2048,
+				       2048), "write %d differs", i))
+			return false;
+	return true;
+}
+
+/* A full send queue refuses the request that does not fit, and only it. */
+static bool kt_sq_full(void)
+{
+	static struct ib_send_wr wrs[KT_SQ_DEPTH + 1];
+	const struct ib_send_wr *bad = NULL;
+	struct kt_wait *w = &kt_send_wait;
+	int i, err;
+
+	/* Zero-length writes: no memory needed, and quick to complete. */
+	for (i = 0; i < ARRAY_SIZE(wrs); i++) {
+		memset(&wrs[i], 0, sizeof(wrs[i]));
+		wrs[i].opcode = IB_WR_RDMA_WRITE;
+		wrs[i].wr_cqe = &kt_ignore;
+		wrs[i].next = i + 1 < ARRAY_SIZE(wrs) ? &wrs[i + 1] : NULL;
+	}
+	kt_wait_init(w);
+	wrs[KT_SQ_DEPTH - 1].wr_cqe = &w->cqe;
+	wrs[KT_SQ_DEPTH - 1].send_flags = IB_SEND_SIGNALED;
+	err = ib_post_send(kt_a.qp, &wrs[0], &bad);
+	if (!kt_expect(err == -ENOMEM && bad == &wrs[KT_SQ_DEPTH],
+		       "post of %d into %d slots: %d, bad at %ld", KT_SQ_DEPTH + 1,
+		       KT_SQ_DEPTH, err, bad ? (long)(bad - wrs) : -1L))
+		return false;
+	return kt_wait_for(w) && kt_wc_ok(w, IB_WC_RDMA_WRITE, 0, kt_a.qp);
+}
+
+/* Memory outside the direct map is not addressable through lkey 0. */
+static bool kt_bad_address(void)
+{
+	void *vbuf = vmalloc(PAGE_SIZE);
+	struct ib_sge sge = { (uintptr_t)vbuf, 64, kt_a.pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {};
+	struct kt_wait *w = &kt_send_wait;
+	bool ok;
+
+	if (!vbuf)
+		return false;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = kt_b.dma[0];
+	wr.rkey = kt_b.pd->unsafe_global_rkey;
+	ok = kt_run(&wr.wr, w) &&
+	     kt_expect(w->wc.status == IB_WC_LOC_PROT_ERR,
+		       "status %d (%s), want local protection error",
+		       w->wc.status, ib_wc_status_msg(w->wc.status));
+	vfree(vbuf);
+	return ok;
+}
+
+/* A bad rkey: a NAK, a remote access error, and the QPs drain. */
+static bool kt_bad_rkey_and_drain(void)
+{
+	struct ib_sge sge = { kt_a.dma[0], 64, kt_a.pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {};
+	struct kt_wait *w = &kt_send_wait, *rw = &kt_recv_wait;
+
+	if (!kt_expect(!kt_post_recv(&kt_b, rw, 1, KT_BUF), "post_recv"))
+		return false;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = kt_b.dma[0];
+	wr.rkey = kt_b.pd->unsafe_global_rkey ^ 0x80;
+	if (!kt_run(&wr.wr, w) ||
+	    !kt_expect(w->wc.status == IB_WC_REM_ACCESS_ERR,
+		       "status %d (%s), want remote access error",
+		       w->wc.status, ib_wc_status_msg(w->wc.status)))
+		return false;
+	/* The responder failed too: its posted receive is flushed. */
+	if (!kt_wait_for(rw) ||
+	    !kt_expect(rw->wc.status == IB_WC_WR_FLUSH_ERR,
+		       "receive status %d, want flush", rw->wc.status))
+		return false;
+	/* ib_drain_qp() posts to a QP in error and waits for the flushes. */
+	ib_drain_qp(kt_a.qp);
+	ib_drain_qp(kt_b.qp);
+	return true;
+}
+
+/* After an error: drain both QPs, reset them and connect them again. */
+static bool kt_reconnect(u32 psn)
+{
+	struct ib_qp_attr a = { .qp_state = IB_QPS_RESET };
+
+	ib_drain_qp(kt_a.qp);
+	ib_drain_qp(kt_b.qp);
+	return kt_expect(!ib_modify_qp(kt_a.qp, &a, IB_QP_STATE) &&
+			 !ib_modify_qp(kt_b.qp, &a, IB_QP_STATE),
+			 "reset failed") &&
+	       kt_expect(!kt_connect(&kt_a, &kt_b, psn, psn + 1000) &&
+			 !kt_connect(&kt_b, &kt_a, psn + 1000, psn),
+			 "reconnect failed");
+}
+
+static int __init kt_init(void)
+{
+	int err;
+
+	err = kt_side_init(&kt_a, ibdev);
+	if (!err)
+		err = kt_side_init(&kt_b, peer ? peer : ibdev);
+	if (!err)
+		err = kt_connect(&kt_a, &kt_b, 0xfffff0, 0x100);
+	if (!err)
+		err = kt_connect(&kt_b, &kt_a, 0x100, 0xfffff0);
+	if (err) {
+		pr_err("sroce_kverbs_test: setup failed: %d\n", err);
+		goto out;
+	}
+	kt_report("send_multi_sge_imm", kt_send_multi_sge());
+	kt_report("send_inline", kt_send_inline());
+	kt_report("write_read_global_rkey", kt_write_read_global_rkey());
+	kt_report("write_imm", kt_write_imm());
+	kt_report("post_irqs_off", kt_post_irqs_off());
+	kt_report("sq_full", kt_sq_full());
+	kt_report("bad_address", kt_bad_address());
+	kt_report("drain_reset_reconnect", kt_reconnect(0x1000) &&
+		  kt_send_inline());
+	kt_report("atomic_needs_remote_atomic", kt_atomic_needs_right());
+	kt_report("drain_reset_reconnect_again", kt_reconnect(0xffff00) &&
+		  kt_write_imm());
+	kt_report("bad_rkey_and_drain", kt_bad_rkey_and_drain());
+	pr_info("sroce_kverbs_test: %d tests, %d failed\n", kt_num, kt_failed);
+	err = kt_failed ? -EIO : 0;
+out:
+	kt_side_fini(&kt_b);
+	kt_side_fini(&kt_a);
+	return err;
+}
+
+static void __exit kt_exit(void)
+{
+}
+
+module_init(kt_init);
+module_exit(kt_exit);
+MODULE_DESCRIPTION("sroce kernel verbs selftest");
+MODULE_LICENSE("GPL");
