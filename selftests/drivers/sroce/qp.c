@@ -198,7 +198,7 @@ TEST_F(qp, bad_create)
 	ASSERT_EQ(0, ibv_query_device(self->d.ctx, &dev));
 	/* Not implemented yet: refused, not faked. */
 	b = a;
-	b.qp_type = IBV_QPT_UD;
+	b.qp_type = IBV_QPT_RAW_PACKET;
 	EXPECT_EQ(EOPNOTSUPP, create_errno(self->pd, &b));
 	b = a;
 	b.qp_type = IBV_QPT_UC;

@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# RDMA CM and UD over sroce: the kernel's CM exchanges its MADs through
+# sroce's GSI QP (QP1), so connection setup works as on any RoCE device.
+# Over one device (loopback) and across a veth into another netns, each
+# with IPv4 and IPv6 addresses:
+#  - rping -V (RC, data verified), ucmatose (RC, several connections),
+#    udaddy (UD QPs addressed through the CM), rdma_server/rdma_client;
+#  - perftest over the CM (ib_send_bw -R, ib_write_bw -R) and over UD
+#    (ib_send_bw -c UD, ib_send_lat -c UD), and ibv_ud_pingpong (IPv4).
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+sr_require_sroce
+for t in rping ucmatose udaddy rdma_server rdma_client ibv_ud_pingpong \
+	ib_send_bw ib_send_lat ib_write_bw; do
+	command -v "$t" >/dev/null || sr_skip "$t missing (rdmacm-utils, perftest)"
+done
+sr_dmesg_mark
+TMP=$(mktemp -d)
+sr_on_exit "rm -rf $TMP"
+n=$(( SR_TAG % 250 + 1 ))
+PORT=$(( 21000 + (SR_TAG % 400) * 20 ))
+RUN=90
+RUNS=0
+
+# pair DESC NS TCPPORT SERVER... -- CLIENT...: run the server (in netns
+# NS if set), wait until it listens (on TCP port TCPPORT if not empty,
+# else a fixed delay: a CM listener shows in no socket table), run the
+# client (retried: a listener may be slow to bind under emulation), and
+# pass if both exit 0.
+pair() {
+	local desc=$1 netns=$2 tport=$3 srv ok=1 i out
+	local -a scmd=() nsx=()
+	shift 3
+	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
+	shift
+	RUNS=$((RUNS + 1))
+	out=$TMP/run$RUNS
+	[ -n "$netns" ] && nsx=(ip netns exec "$netns")
+	"${nsx[@]}" timeout -k 5 "$RUN" "${scmd[@]}" >"$out.server" 2>&1 &
+	srv=$!
+	if [ -n "$tport" ]; then
+		sr_wait_listen "$tport" "$netns" 60 || ok=0
+	else
+		sleep 3
+	fi
+	for i in 1 2 3; do
+		timeout -k 5 "$RUN" "$@" >"$out.client" 2>&1 && break
+		[ $i = 3 ] && ok=0
+		sleep 2
+	done
+	wait "$srv" || ok=0
+	if [ $ok = 0 ]; then
+		sed "s/^/# $desc client: /" "$out.client"
+		sed "s/^/# $desc server: /" "$out.server"
+	fi
+	sr_check "$desc" test $ok = 1
+}
+
+# cm_suite WHERE NS SERVER_ADDR CLIENT_BIND: the CM tools, server in NS.
+cm_suite() {
+	local w=$1 netns=$2 s=$3 b=$4
+	pair "$w: rping -V" "$netns" "" rping -s -a "$s" -C 20 -V -S 1000 -- \
+		rping -c -a "$s" -I "$b" -C 20 -V -S 1000
+	pair "$w: ucmatose" "$netns" "" ucmatose -b "$s" -c 2 -C 20 -- \
+		ucmatose -s "$s" -b "$b" -c 2 -C 20
+	pair "$w: udaddy" "$netns" "" udaddy -b "$s" -C 20 -- \
+		udaddy -s "$s" -b "$b" -C 20
+	pair "$w: rdma_server/rdma_client" "$netns" "" rdma_server -s "$s" -- \
+		rdma_client -s "$s"
+}
+
+# pt_suite WHERE NS SDEV SGID CDEV CGID HOST: perftest over CM and UD.
+pt_suite() {
+	local w=$1 netns=$2 sd=$3 sg=$4 cd=$5 cg=$6 h=$7
+	PORT=$((PORT + 1))
+	pair "$w: ib_send_bw -R" "$netns" "" ib_send_bw -d "$sd" -R -n 200 -p "$PORT" -- \
+		ib_send_bw -d "$cd" -R -n 200 -p "$PORT" "$h"
+	PORT=$((PORT + 1))
+	pair "$w: ib_write_bw -R" "$netns" "" ib_write_bw -d "$sd" -R -n 200 -p "$PORT" -- \
+		ib_write_bw -d "$cd" -R -n 200 -p "$PORT" "$h"
+	PORT=$((PORT + 1))
+	pair "$w: ib_send_bw -c UD" "$netns" "$PORT" \
+		ib_send_bw -d "$sd" -x "$sg" -c UD -n 200 -p "$PORT" -F -- \
+		ib_send_bw -d "$cd" -x "$cg" -c UD -n 200 -p "$PORT" -F "$h"
+	PORT=$((PORT + 1))
+	pair "$w: ib_send_lat -c UD" "$netns" "$PORT" \
+		ib_send_lat -d "$sd" -x "$sg" -c UD -n 200 -p "$PORT" -F -- \
+		ib_send_lat -d "$cd" -x "$cg" -c UD -n 200 -p "$PORT" -F "$h"
+	PORT=$((PORT + 1))
+	pair "$w: ibv_ud_pingpong" "$netns" "$PORT" \
+		ibv_ud_pingpong -d "$sd" -g "$sg" -n 100 -p "$PORT" -- \
+		ibv_ud_pingpong -d "$cd" -g "$cg" -n 100 -p "$PORT" "$h"
+}
+
+# ------------------------------------------------------- loopback
+L=sr${SR_TAG}c
+LDEV=sroce_c$SR_TAG
+L4=198.19.$n.1
+L6=2001:db8:2:$n::1
+sr_veth "$L" "${L}p" || sr_skip "cannot create a veth pair"
+ip addr add "$L4/24" dev "$L"
+ip addr add "$L6/64" dev "$L" nodad
+sr_link_add "$LDEV" "$L" || sr_fail "rdma link add $LDEV"
+if g=$(sr_gid_index "$LDEV" "$L4") && sr_wait_gid "$LDEV" "$L6"; then
+	cm_suite "loopback IPv4" "" "$L4" "$L4"
+	cm_suite "loopback IPv6" "" "$L6" "$L6"
+	pt_suite "loopback IPv4" "" "$LDEV" "$g" "$LDEV" "$g" "$L4"
+else
+	sr_fail "loopback GIDs did not appear"
+fi
+
+# ------------------------------------------- across a veth into a netns
+sr_sroce_ns_pair
+if ga=$(sr_gid_index "$DA" "$IP4") && gb=$(sr_gid_index "$DB" "$PEER4") &&
+	sr_wait_gid "$DA" "$IP6" && sr_wait_gid "$DB" "$PEER6"; then
+	cm_suite "netns IPv4" "$NS" "$PEER4" "$IP4"
+	cm_suite "netns IPv6" "$NS" "$PEER6" "$IP6"
+	pt_suite "netns IPv4" "$NS" "$DB" "$gb" "$DA" "$ga" "$PEER4"
+else
+	sr_fail "netns GIDs did not appear"
+fi
+
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done

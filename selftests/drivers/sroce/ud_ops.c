@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * UD queue pairs from user space: two UD QPs of one sroce device (its own
+ * veth, IPv4 GID, netdev MTU 1500 so a 1024-byte port MTU) exchange
+ * datagrams through an address handle. Checked: payload and GRH (the IPv4
+ * header in the GRH's last 20 bytes), completion fields, immediate data,
+ * Q_Key checks (a wrong one is dropped and counted, a "controlled" one
+ * means the sender's own), datagrams larger than the MTU, receive buffers
+ * that are too small, datagrams with no receive posted, and an AH of
+ * another PD.
+ */
+#include <arpa/inet.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "sroce_test.h"
+
+#define QKEY		0x11110000u
+#define BUF_SIZE	8192
+#define GRH		40
+#define RECV_OFF	4096
+
+FIXTURE(ud) {
+	struct sroce_tdev d;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq[2];
+	struct ibv_qp *qp[2];
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	char *buf;
+	char addr[32];
+	int gid_index;
+	uint32_t mtu;
+};
+
+/* Index of the RoCEv2 GID of IPv4 address @a, waiting for the core. */
+static int find_gid(struct ibv_context *ctx, const char *a)
+{
+	struct ibv_gid_entry e;
+	struct in_addr in;
+	int i, tries;
+
+	if (inet_pton(AF_INET, a, &in) != 1)
+		return -1;
+	for (tries = 0; tries < 100; tries++) {
+		for (i = 0; i < 16; i++) {
+			if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+				continue;
+			if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+			    !memcmp(&e.gid.raw[12], &in, 4) &&
+			    e.gid.raw[10] == 0xff && e.gid.raw[11] == 0xff)
+				return i;
+		}
+		usleep(100000);
+	}
+	return -1;
+}
+
+static struct ibv_qp *make_ud_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+				 uint32_t qkey)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 2 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = qkey };
+	struct ibv_qp *qp = ibv_create_qp(pd, &init);
+
+	if (!qp)
+		return NULL;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		goto err;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		goto err;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 77;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		goto err;
+	return qp;
+err:
+	ibv_destroy_qp(qp);
+	return NULL;
+}
+
+static struct ibv_ah *make_ah(struct ibv_pd *pd, struct ibv_context *ctx,
+			      int gid_index)
+{
+	struct ibv_ah_attr a = { .is_global = 1, .port_num = 1 };
+
+	if (ibv_query_gid(ctx, 1, gid_index, &a.grh.dgid))
+		return NULL;
+	a.grh.sgid_index = gid_index;
+	a.grh.hop_limit = 64;
+	return ibv_create_ah(pd, &a);
+}
+
+FIXTURE_SETUP(ud)
+{
+	struct ibv_port_attr pa;
+	const char *why;
+	int ret, i;
+
+	memset(self, 0, sizeof(*self));
+	ret = sroce_tdev_up(&self->d, "u", &why);
+	if (ret == -1)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	snprintf(self->addr, sizeof(self->addr), "198.19.%d.1",
+		 getpid() % 250 + 1);
+	ASSERT_EQ(0, sh("ip addr add %s/24 dev %s", self->addr, self->d.veth));
+	self->gid_index = find_gid(self->d.ctx, self->addr);
+	ASSERT_LE(0, self->gid_index) TH_LOG("no RoCEv2 GID for %s",
+					     self->addr);
+	ASSERT_EQ(0, ibv_query_port(self->d.ctx, 1, &pa));
+	self->mtu = 128u << pa.active_mtu;
+	self->pd = ibv_alloc_pd(self->d.ctx);
+	ASSERT_NE(NULL, self->pd);
+	self->buf = calloc(1, BUF_SIZE);
+	ASSERT_NE(NULL, self->buf);
+	self->mr = ibv_reg_mr(self->pd, self->buf, BUF_SIZE,
+			      IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, self->mr);
+	for (i = 0; i < 2; i++) {
+		self->cq[i] = ibv_create_cq(self->d.ctx, 32, NULL, NULL, 0);
+		ASSERT_NE(NULL, self->cq[i]);
+		self->qp[i] = make_ud_qp(self->pd, self->cq[i], QKEY);
+		ASSERT_NE(NULL, self->qp[i]);
+	}
+	self->ah = make_ah(self->pd, self->d.ctx, self->gid_index);
+	ASSERT_NE(NULL, self->ah);
+}
+
+FIXTURE_TEARDOWN(ud)
+{
+	int i;
+
+	if (self->ah)
+		ibv_destroy_ah(self->ah);
+	for (i = 0; i < 2; i++) {
+		if (self->qp[i])
+			ibv_destroy_qp(self->qp[i]);
+		if (self->cq[i])
+			ibv_destroy_cq(self->cq[i]);
+	}
+	if (self->mr)
+		ibv_dereg_mr(self->mr);
+	if (self->pd)
+		ibv_dealloc_pd(self->pd);
+	free(self->buf);
+	sroce_tdev_down(&self->d);
+}
+
+static int post_recv(struct _test_data_ud *self, uint64_t id, uint32_t len)
+{
+	struct ibv_sge s = { (uintptr_t)self->buf + RECV_OFF, len,
+			     self->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(self->qp[1], &wr, &bad);
+}
+
+static int post_send(struct _test_data_ud *self, struct ibv_ah *ah,
+		     uint32_t len, uint32_t qkey, bool imm)
+{
+	struct ibv_sge s = { (uintptr_t)self->buf, len, self->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x5e, .sg_list = &s, .num_sge = 1,
+		.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htonl(0xfeedbeef),
+	};
+	struct ibv_send_wr *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = self->qp[1]->qp_num;
+	wr.wr.ud.remote_qkey = qkey;
+	return ibv_post_send(self->qp[0], &wr, &bad);
+}
+
+/* Wait up to @ms for one completion; 1 if one came, 0 if none. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	int i, n;
+
+	for (i = 0; i < ms * 10; i++) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n;
+		usleep(100);
+	}
+	return 0;
+}
+
+static long counter(struct _test_data_ud *self, const char *name)
+{
+	char path[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 self->d.ibdev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static void fill(char *p, uint32_t len, int seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (char)(seed + i * 13);
+}
+
+TEST_F(ud, send_recv_with_grh)
+{
+	struct ibv_wc wc;
+	struct in_addr in;
+	uint8_t *grh = (uint8_t *)self->buf + RECV_OFF;
+
+	fill(self->buf, 1000, 3);
+	ASSERT_EQ(0, post_recv(self, 0x77, GRH + BUF_SIZE / 4));
+	ASSERT_EQ(0, post_send(self, self->ah, 1000, QKEY, false));
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+	EXPECT_EQ(0x5e, wc.wr_id);
+	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+	EXPECT_EQ(0x77, wc.wr_id);
+	EXPECT_EQ(GRH + 1000, wc.byte_len);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_GRH);
+	EXPECT_FALSE(wc.wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(self->qp[0]->qp_num, wc.src_qp);
+	EXPECT_EQ(self->qp[1]->qp_num, wc.qp_num);
+	EXPECT_EQ(0, memcmp(self->buf, self->buf + RECV_OFF + GRH, 1000));
+	/* RoCEv2 over IPv4: the IPv4 header in the GRH's last 20 bytes. */
+	EXPECT_EQ(0x45, grh[20]);
+	EXPECT_EQ(17, grh[20 + 9]);
+	inet_pton(AF_INET, self->addr, &in);
+	EXPECT_EQ(0, memcmp(&grh[20 + 12], &in, 4));
+	EXPECT_EQ(0, memcmp(&grh[20 + 16], &in, 4));
+}
+
+TEST_F(ud, send_with_imm)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv(self, 1, GRH + 64));
+	ASSERT_EQ(0, post_send(self, self->ah, 0, QKEY, true));
+	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(GRH, wc.byte_len);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
+	EXPECT_EQ(htonl(0xfeedbeef), wc.imm_data);
+}
+
+TEST_F(ud, wrong_qkey_is_dropped_and_counted)
+{
+	long before = counter(self, "rx_drop_bad_qkey");
+	struct ibv_wc wc;
+
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, post_recv(self, 1, GRH + 2048));
+	ASSERT_EQ(0, post_send(self, self->ah, 100, QKEY + 1, false));
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0, poll_one(self->cq[1], &wc, 300));
+	EXPECT_EQ(before + 1, counter(self, "rx_drop_bad_qkey"));
+	/* The receive was not used up: the right Q_Key still finds it. */
+	ASSERT_EQ(0, post_send(self, self->ah, 100, QKEY, false));
+	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(1, wc.wr_id);
+}
+
+/* A Q_Key with the high bit set means the sending QP's own (0x1111...). */
+TEST_F(ud, controlled_qkey_uses_the_qps_own)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv(self, 2, GRH + 2048));
+	ASSERT_EQ(0, post_send(self, self->ah, 10, 0x80000000u, false));
+	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(2, wc.wr_id);
+}
+
+TEST_F(ud, larger_than_mtu_fails_locally)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv(self, 3, GRH + 4096));
+	ASSERT_EQ(0, post_send(self, self->ah, self->mtu + 1, QKEY, false));
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
+	EXPECT_EQ(0, poll_one(self->cq[1], &wc, 300));
+}
+
+TEST_F(ud, receive_too_small_fails_that_receive_only)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, post_recv(self, 4, GRH + 100));
+	ASSERT_EQ(0, post_send(self, self->ah, 500, QKEY, false));
+	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
+	EXPECT_EQ(4, wc.wr_id);
+	/* The QP lives on. */
+	ASSERT_EQ(0, post_recv(self, 5, GRH + 1000));
+	ASSERT_EQ(0, post_send(self, self->ah, 500, QKEY, false));
+	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(5, wc.wr_id);
+}
+
+TEST_F(ud, no_receive_posted_is_dropped_and_counted)
+{
+	long before = counter(self, "rx_drop_no_recv_wqe");
+	struct ibv_wc wc;
+
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, post_send(self, self->ah, 64, QKEY, false));
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	usleep(200000);
+	EXPECT_EQ(before + 1, counter(self, "rx_drop_no_recv_wqe"));
+}
+
+TEST_F(ud, ah_of_another_pd_is_refused)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(self->d.ctx);
+	struct ibv_ah *ah2;
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, pd2);
+	ah2 = make_ah(pd2, self->d.ctx, self->gid_index);
+	ASSERT_NE(NULL, ah2);
+	ASSERT_EQ(0, post_recv(self, 6, GRH + 1000));
+	ASSERT_EQ(0, post_send(self, ah2, 10, QKEY, false));
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc.status);
+	EXPECT_EQ(0, poll_one(self->cq[1], &wc, 300));
+	EXPECT_EQ(0, ibv_destroy_ah(ah2));
+	EXPECT_EQ(0, ibv_dealloc_pd(pd2));
+}
+
+TEST_HARNESS_MAIN
