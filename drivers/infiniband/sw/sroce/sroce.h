@@ -37,6 +37,14 @@
 #define SROCE_MAX_QP		BIT(16)
 #define SROCE_MAX_QP_WR		BIT(14)
 #define SROCE_MAX_AH		BIT(16)
+/* Pages one fast-register MR maps (max_fast_reg_page_list_len). */
+#define SROCE_MAX_FRMR_PAGES	1024
+/*
+ * IB_WR_REG_MR as a send WQE opcode, kernel QPs only. Its WQE carries the
+ * MR's table index in wr.rdma.remote_addr, the new key in wr.rdma.rkey and
+ * the access flags in ex.
+ */
+#define SROCE_WR_REG_MR		0xf0
 /* The GSI QP's well-known Q_Key (IBA 15.4.2). */
 #define SROCE_QP1_QKEY		0x80010000
 #define SROCE_MAX_SGE		32
@@ -136,7 +144,15 @@ enum sroce_dev_state {
 /**
  * struct sroce_mr - a memory region: pinned user pages, or kernel memory.
  * @ibmr: the core's MR
+ * @key: the key the data path accepts (lkey and rkey alike); a fast-reg
+ *	MR's consumer changes @ibmr's keys before it posts the registration
  * @dma: a DMA MR: addresses are kernel virtual addresses (no pages)
+ * @frmr: a fast-register MR: @pages and the range change with IB_WR_REG_MR
+ * @valid: a fast-register MR is registered (not free or invalidated)
+ * @map: a fast-register MR's page addresses from map_mr_sg, for the next
+ *	registration
+ * @map_len: entries in @map
+ * @max_pages: room in @map and @pages
  * @umem: the pinned user memory
  * @pages: the page behind each PAGE_SIZE step of the region
  * @npages: entries in @pages
@@ -147,7 +163,13 @@ enum sroce_dev_state {
  */
 struct sroce_mr {
 	struct ib_mr ibmr;
+	u32 key;
 	bool dma;
+	bool frmr;
+	bool valid;
+	u64 *map;
+	u32 map_len;
+	u32 max_pages;
 	struct ib_umem *umem;
 	struct page **pages;
 	size_t npages;
@@ -562,6 +584,12 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access);
+int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key);
 void sroce_mr_init_local_dma(struct sroce_dev *sdev);
 struct sroce_mr *sroce_mr_lookup(struct sroce_dev *sdev, u32 key,
 				 struct ib_pd *pd, u64 va, u64 len, int access);

@@ -68,6 +68,21 @@ static int sroce_kwqe_from_wr(struct sroce_qp *qp, struct sroce_send_wqe *w,
 		w->opcode = IB_UVERBS_WR_SEND_WITH_IMM;
 		w->ex = (__force u32)wr->ex.imm_data;
 		break;
+	case IB_WR_SEND_WITH_INV:
+		w->opcode = IB_UVERBS_WR_SEND_WITH_INV;
+		w->ex = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_LOCAL_INV:
+		w->opcode = IB_UVERBS_WR_LOCAL_INV;
+		w->ex = wr->ex.invalidate_rkey;
+		return qp->ibqp.qp_type == IB_QPT_RC ? 0 : -EINVAL;
+	case IB_WR_REG_MR:
+		/* See SROCE_WR_REG_MR for where the fields go. */
+		w->opcode = SROCE_WR_REG_MR;
+		w->wr.rdma.remote_addr = reg_wr(wr)->mr->lkey >> 8;
+		w->wr.rdma.rkey = reg_wr(wr)->key;
+		w->ex = reg_wr(wr)->access;
+		return qp->ibqp.qp_type == IB_QPT_RC ? 0 : -EINVAL;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:

@@ -131,6 +131,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.uverbs_no_driver_id_binding = 1,
 
 	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
+	.alloc_mr = sroce_alloc_mr,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.create_ah = sroce_create_ah,
@@ -152,6 +153,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.get_hw_stats = sroce_get_hw_stats,
 	.get_link_layer = sroce_get_link_layer,
 	.get_port_immutable = sroce_get_port_immutable,
+	.map_mr_sg = sroce_map_mr_sg,
 	.mmap = sroce_mmap,
 	.mmap_free = sroce_mmap_free,
 	.modify_qp = sroce_modify_qp,

@@ -112,6 +112,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	}
 	mr->ibmr.lkey = idx << 8 | (atomic_inc_return(&sdev->mr_gen) & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.lkey;
 	return &mr->ibmr;
 
 err_release:
@@ -134,6 +135,7 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 	xa_erase(&sdev->mr_xa, ibmr->lkey >> 8);
 	synchronize_rcu_expedited();
+	kvfree(mr->map);
 	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 	kfree(mr);
@@ -182,7 +184,143 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	}
 	mr->ibmr.lkey = idx << 8 | (atomic_inc_return(&sdev->mr_gen) & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.lkey;
 	return &mr->ibmr;
+}
+
+/**
+ * sroce_alloc_mr() - a fast-register MR, free until IB_WR_REG_MR.
+ * @ibpd: its protection domain
+ * @type: only IB_MR_TYPE_MEM_REG
+ * @max_num_sg: pages it may map at most
+ *
+ * Return: the MR or an ERR_PTR.
+ */
+struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	u32 idx;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SROCE_MAX_FRMR_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->frmr = true;
+	mr->max_pages = max_num_sg;
+	mr->map = kvcalloc(max_num_sg, sizeof(*mr->map), GFP_KERNEL);
+	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	err = -ENOMEM;
+	if (!mr->map || !mr->pages)
+		goto err_free;
+	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, mr,
+			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0) {
+		err = err == -EBUSY ? -ENOMEM : err;
+		goto err_free;
+	}
+	mr->ibmr.lkey = idx << 8 | (atomic_inc_return(&sdev->mr_gen) & 0xff);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.lkey;
+	return &mr->ibmr;
+
+err_free:
+	kvfree(mr->pages);
+	kvfree(mr->map);
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static int sroce_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	if (mr->map_len == mr->max_pages)
+		return -ENOMEM;
+	/* What ib_dma_map_*() gave out: direct-map addresses only. */
+	if (!virt_addr_valid((void *)(uintptr_t)addr))
+		return -EINVAL;
+	mr->map[mr->map_len++] = addr;
+	return 0;
+}
+
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	/* The data path steps through a region one kernel page at a time. */
+	if (ibmr->page_size != PAGE_SIZE)
+		return -EINVAL;
+	mr->map_len = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
+			      sroce_mr_set_page);
+}
+
+/**
+ * sroce_mr_fast_reg() - execute an IB_WR_REG_MR.
+ * @qp: the kernel QP it was posted to
+ * @mr_index: the MR's table index
+ * @key: the key to register it under; its upper 24 bits are the index
+ * @access: IB_ACCESS_* rights
+ *
+ * The MR must be free (IBA 10.7.2.2): the range and pages of a valid one
+ * never change under the data path.
+ * Context: req_lock held, BH disabled.
+ * Return: a completion status.
+ */
+int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access)
+{
+	struct sroce_mr *mr = xa_load(&to_sdev(qp->ibqp.device)->mr_xa,
+				      mr_index);
+	u64 span;
+	u32 i;
+
+	if (!mr || !mr->frmr || mr->ibmr.pd != qp->ibqp.pd ||
+	    key >> 8 != mr_index || mr->valid ||
+	    sroce_mr_check_access(access))
+		return IB_WC_LOC_PROT_ERR;
+	/* The range must lie within the mapped pages, or pages[] overflows. */
+	span = (u64)mr->map_len << PAGE_SHIFT;
+	if (!mr->map_len || mr->map[0] != (mr->ibmr.iova & PAGE_MASK) ||
+	    (mr->ibmr.iova & ~PAGE_MASK) + mr->ibmr.length > span)
+		return IB_WC_LOC_PROT_ERR;
+	for (i = 0; i < mr->map_len; i++)
+		mr->pages[i] = virt_to_page((void *)(uintptr_t)mr->map[i]);
+	mr->npages = mr->map_len;
+	mr->iova = mr->ibmr.iova;
+	mr->length = mr->ibmr.length;
+	mr->page_offset = mr->ibmr.iova & ~PAGE_MASK;
+	mr->access = access;
+	WRITE_ONCE(mr->key, key);
+	/* Release: the range and pages are set before the MR is valid. */
+	smp_store_release(&mr->valid, true);
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * sroce_mr_invalidate() - invalidate a fast-register MR by its key.
+ * @sdev: the device
+ * @pd: the PD of the QP asking (LOCAL_INV or SEND_WITH_INV)
+ * @key: the MR's current key
+ *
+ * Context: RCU read side.
+ * Return: 0, or -EINVAL when the key names no fast-register MR of @pd.
+ */
+int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key)
+{
+	struct sroce_mr *mr = xa_load(&sdev->mr_xa, key >> 8);
+
+	if (!mr || !mr->frmr || mr->ibmr.pd != pd || READ_ONCE(mr->key) != key)
+		return -EINVAL;
+	WRITE_ONCE(mr->valid, false);
+	return 0;
 }
 
 /**
@@ -220,7 +358,10 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_dev *sdev, u32 key,
 
 	if (key) {
 		mr = xa_load(&sdev->mr_xa, key >> 8);
-		if (!mr || mr->ibmr.lkey != key || mr->ibmr.pd != pd)
+		if (!mr || READ_ONCE(mr->key) != key || mr->ibmr.pd != pd)
+			return NULL;
+		/* Acquire: pairs with sroce_mr_fast_reg(). */
+		if (mr->frmr && !smp_load_acquire(&mr->valid))
 			return NULL;
 	} else {
 		/* The local DMA lkey: kernel PDs only. */

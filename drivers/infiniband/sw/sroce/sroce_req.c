@@ -51,6 +51,12 @@ static bool sroce_op_is_rdatomic(u32 op)
 	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* Operations on this side only: no packets, no PSNs. */
+static bool sroce_op_is_local(u32 op)
+{
+	return op == IB_UVERBS_WR_LOCAL_INV || op == SROCE_WR_REG_MR;
+}
+
 static bool sroce_op_is_atomic(u32 op)
 {
 	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
@@ -69,6 +75,10 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 op)
 		return IB_WC_COMP_SWAP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case SROCE_WR_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_WC_SEND;
 	}
@@ -122,6 +132,8 @@ void sroce_req_fail(struct sroce_qp *qp, int status)
 
 static u32 sroce_wqe_npsn(struct sroce_qp *qp, u32 op, u32 len)
 {
+	if (sroce_op_is_local(op))
+		return 0;
 	return sroce_op_is_atomic(op) ? 1 : sroce_msg_npsn(qp, len);
 }
 
@@ -147,8 +159,17 @@ static int sroce_req_check(struct sroce_qp *qp, struct sroce_send_wqe *w,
 
 	data_op = op == IB_UVERBS_WR_SEND ||
 		  op == IB_UVERBS_WR_SEND_WITH_IMM ||
+		  op == IB_UVERBS_WR_SEND_WITH_INV ||
 		  op == IB_UVERBS_WR_RDMA_WRITE ||
 		  op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	*len = 0;
+	if (sroce_op_is_local(op)) {
+		/* Registrations come from kernel consumers alone. */
+		if (qp->ibqp.qp_type != IB_QPT_RC ||
+		    (op == SROCE_WR_REG_MR && !qp->kernel))
+			return IB_WC_LOC_QP_OP_ERR;
+		return IB_WC_SUCCESS;
+	}
 	if (!data_op && !sroce_op_is_rdatomic(op))
 		return IB_WC_LOC_QP_OP_ERR;
 	/* Datagrams are sends, one packet each. */
@@ -156,7 +177,6 @@ static int sroce_req_check(struct sroce_qp *qp, struct sroce_send_wqe *w,
 	    op != IB_UVERBS_WR_SEND && op != IB_UVERBS_WR_SEND_WITH_IMM)
 		return IB_WC_LOC_QP_OP_ERR;
 
-	*len = 0;
 	if (w->send_flags & SROCE_SEND_F_INLINE) {
 		if (!data_op || w->inline_len > qp->cap.max_inline_data)
 			return IB_WC_LOC_QP_OP_ERR;
@@ -245,6 +265,16 @@ static u8 sroce_req_opcode(u32 op, bool first, bool last)
 	u8 o;
 
 	switch (op) {
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		if (first && last)
+			o = SROCE_OP_SEND_ONLY_INV;
+		else if (first)
+			o = SROCE_OP_SEND_FIRST;
+		else if (last)
+			o = SROCE_OP_SEND_LAST_INV;
+		else
+			o = SROCE_OP_SEND_MIDDLE;
+		break;
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 		if (first && last)
@@ -304,6 +334,7 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 	bool rdatomic = sroce_op_is_rdatomic(op);
 	bool imm = op == IB_UVERBS_WR_SEND_WITH_IMM ||
 		   op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	bool inv = op == IB_UVERBS_WR_SEND_WITH_INV;
 	bool write = op == IB_UVERBS_WR_RDMA_WRITE ||
 		     op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	struct sk_buff *skb;
@@ -321,7 +352,7 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 		last = req->off + plen == st->length;
 		if (write && first)
 			ext_len += SROCE_RETH_BYTES;
-		if (imm && last)
+		if ((imm || inv) && last)
 			ext_len += SROCE_IMMDT_BYTES;
 		ackreq = req->since_ackreq + 1 >= SROCE_ACKREQ_EVERY ||
 			 (last && (qp->sq_sig_all ||
@@ -329,7 +360,7 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 				   !sroce_req_more_posted(qp)));
 	}
 	se = last && (w->send_flags & SROCE_SEND_F_SOLICITED) &&
-	     (op == IB_UVERBS_WR_SEND || imm);
+	     (op == IB_UVERBS_WR_SEND || imm || inv);
 
 	skb = sroce_tx_alloc(qp, sroce_req_opcode(op, first, last),
 			     op == IB_UVERBS_WR_RDMA_READ ?
@@ -363,6 +394,12 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 	}
 	if (imm && last)
 		memcpy(payload - SROCE_IMMDT_BYTES, &w->ex, SROCE_IMMDT_BYTES);
+	if (inv && last) {
+		/* The IETH: the rkey to invalidate, in the ImmDt's place. */
+		__be32 rkey = cpu_to_be32(w->ex);
+
+		memcpy(payload - SROCE_IETH_BYTES, &rkey, SROCE_IETH_BYTES);
+	}
 
 	if (plen && (w->send_flags & SROCE_SEND_F_INLINE)) {
 		memcpy(payload, (u8 *)(w + 1) + req->off, plen);
@@ -400,6 +437,41 @@ bool sroce_req_arm_doorbell(struct sroce_qp *qp)
 	if (READ_ONCE(qp->sq.hdr->prod) == qp->req.fetched)
 		return false;
 	WRITE_ONCE(qp->sq.hdr->flags, 0);
+	return true;
+}
+
+/*
+ * A local operation at req->next: executed once, the first time it is
+ * reached (a resend after a rewind passes over it), and completed when
+ * everything before it has completed. False when it failed.
+ */
+static bool sroce_req_local(struct sroce_qp *qp, struct sroce_send_wqe *w,
+			    struct sroce_swqe_state *st)
+{
+	struct sroce_req *req = &qp->req;
+	int status = IB_WC_SUCCESS;
+
+	if (req->off == 0 && req->next == req->started) {
+		if (w->opcode == SROCE_WR_REG_MR)
+			status = sroce_mr_fast_reg(qp, w->wr.rdma.remote_addr,
+						   w->wr.rdma.rkey, w->ex);
+		else if (sroce_mr_invalidate(to_sdev(qp->ibqp.device),
+					     qp->ibqp.pd, w->ex))
+			status = IB_WC_LOC_PROT_ERR;
+		st->first_psn = req->psn;
+		req->started++;
+		if (status != IB_WC_SUCCESS) {
+			st->status = status;
+			/* Completions stay in order: fail when it is oldest. */
+			if (req->head == req->next)
+				sroce_req_fail(qp, status);
+			return false;
+		}
+	}
+	req->next++;
+	/* Nothing before it is outstanding: it completes at once. */
+	if (req->head + 1 == req->next)
+		sroce_req_complete(qp, IB_WC_SUCCESS);
 	return true;
 }
 
@@ -444,6 +516,12 @@ static bool sroce_req_progress(struct sroce_qp *qp, int budget)
 		if (req->off == 0 && (w->send_flags & SROCE_SEND_F_FENCE) &&
 		    req->rd_pending)
 			return false;
+		if (sroce_op_is_local(w->opcode)) {
+			if (!sroce_req_local(qp, w, st))
+				return false;
+			budget--;
+			continue;
+		}
 		/* A first send fixes the PSNs; a resend reuses them. */
 		if (req->off == 0 && req->next == req->started) {
 			st->first_psn = req->psn;

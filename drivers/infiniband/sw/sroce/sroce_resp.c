@@ -63,10 +63,13 @@ static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
 	sroce_resp_aeth(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_NONE, psn);
 }
 
-/* Complete the receive WQE being filled. */
-static void sroce_resp_complete_recv(struct sroce_qp *qp, int status,
-				     enum ib_wc_opcode opcode, u32 len,
-				     const __be32 *imm, bool se)
+/*
+ * Complete the receive WQE being filled; @wc_flags (SROCE_WC_F_WITH_IMM or
+ * _WITH_INV) says what @ex holds.
+ */
+static void sroce_resp_complete_recv_ex(struct sroce_qp *qp, int status,
+					enum ib_wc_opcode opcode, u32 len,
+					u32 ex, u32 wc_flags, bool se)
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_cqe cqe = {
@@ -79,9 +82,9 @@ static void sroce_resp_complete_recv(struct sroce_qp *qp, int status,
 		.port_num = SROCE_PORT,
 	};
 
-	if (imm && status == IB_WC_SUCCESS) {
-		memcpy(&cqe.ex, imm, sizeof(cqe.ex));
-		cqe.wc_flags = SROCE_WC_F_WITH_IMM;
+	if (status == IB_WC_SUCCESS) {
+		cqe.ex = ex;
+		cqe.wc_flags = wc_flags;
 	}
 	resp->in_send = false;
 	/*
@@ -90,6 +93,19 @@ static void sroce_resp_complete_recv(struct sroce_qp *qp, int status,
 	 */
 	smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
 	sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, se);
+}
+
+/* The same with the immediate data, if any, as it came off the wire. */
+static void sroce_resp_complete_recv(struct sroce_qp *qp, int status,
+				     enum ib_wc_opcode opcode, u32 len,
+				     const __be32 *imm, bool se)
+{
+	u32 ex = 0;
+
+	if (imm)
+		memcpy(&ex, imm, sizeof(ex));
+	sroce_resp_complete_recv_ex(qp, status, opcode, len, ex,
+				    imm ? SROCE_WC_F_WITH_IMM : 0, se);
 }
 
 /*
@@ -173,10 +189,12 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 {
 	struct sroce_resp *resp = &qp->resp;
 	bool first = op == SROCE_OP_SEND_FIRST || op == SROCE_OP_SEND_ONLY ||
-		     op == SROCE_OP_SEND_ONLY_IMM;
+		     op == SROCE_OP_SEND_ONLY_IMM || op == SROCE_OP_SEND_ONLY_INV;
 	bool last = op != SROCE_OP_SEND_FIRST && op != SROCE_OP_SEND_MIDDLE;
 	bool imm = op == SROCE_OP_SEND_ONLY_IMM ||
 		   op == SROCE_OP_SEND_LAST_IMM;
+	bool inv = op == SROCE_OP_SEND_ONLY_INV || op == SROCE_OP_SEND_LAST_INV;
+	__be32 ieth;
 	int err;
 
 	if (first != !resp->in_send || resp->in_write ||
@@ -203,7 +221,20 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 	resp->recv_off += pkt->payload_len;
 	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
-	if (last) {
+	if (last && inv) {
+		/* SEND with invalidate: an FRMR of this QP's PD, by rkey. */
+		memcpy(&ieth, pkt->hdr + SROCE_BTH_BYTES, sizeof(ieth));
+		if (sroce_mr_invalidate(sroce_qp_dev(qp), qp->ibqp.pd,
+					be32_to_cpu(ieth))) {
+			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn,
+				       IB_WC_LOC_ACCESS_ERR);
+			return;
+		}
+		resp->msn++;
+		sroce_resp_complete_recv_ex(qp, IB_WC_SUCCESS, IB_WC_RECV,
+					    resp->recv_off, be32_to_cpu(ieth),
+					    SROCE_WC_F_WITH_INV, pkt->se);
+	} else if (last) {
 		resp->msn++;
 		sroce_resp_complete_recv(qp, IB_WC_SUCCESS, IB_WC_RECV,
 					 resp->recv_off,
@@ -573,6 +604,8 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	case SROCE_OP_SEND_LAST_IMM:
 	case SROCE_OP_SEND_ONLY:
 	case SROCE_OP_SEND_ONLY_IMM:
+	case SROCE_OP_SEND_LAST_INV:
+	case SROCE_OP_SEND_ONLY_INV:
 		sroce_resp_send(qp, pkt, op);
 		break;
 	case SROCE_OP_WRITE_FIRST:

@@ -24,8 +24,11 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->vendor_id = SROCE_VENDOR_ID;
 	attr->vendor_part_id = SROCE_VENDOR_PART_ID;
 	attr->page_size_cap = PAGE_SIZE;
+	/* Fast registration, local invalidate and send with invalidate. */
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_SYS_IMAGE_GUID;
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 	/* Kernel consumers may use lkey 0 in any of their PDs. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	/*

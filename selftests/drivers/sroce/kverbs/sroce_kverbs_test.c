@@ -12,6 +12,7 @@
  * global rkey (a DMA MR), completions through ib_alloc_cq() and ib_cqe.
  */
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/completion.h>
@@ -296,8 +297,9 @@ static int kt_post_recv(struct kt_side *s, struct kt_wait *w, int nsge,
 	return ib_post_recv(s->qp, &wr, &bad);
 }
 
-/* Post one signaled work request from A and wait for its completion. */
-static bool kt_run(struct ib_send_wr *wr, struct kt_wait *w)
+/* Post one signaled work request on @s and wait for its completion. */
+static bool kt_run_on(struct kt_side *s, struct ib_send_wr *wr,
+		      struct kt_wait *w)
 {
 	const struct ib_send_wr *bad;
 	int err;
@@ -305,10 +307,15 @@ static bool kt_run(struct ib_send_wr *wr, struct kt_wait *w)
 	kt_wait_init(w);
 	wr->wr_cqe = &w->cqe;
 	wr->send_flags |= IB_SEND_SIGNALED;
-	err = ib_post_send(kt_a.qp, wr, &bad);
+	err = ib_post_send(s->qp, wr, &bad);
 	if (!kt_expect(!err, "ib_post_send: %d", err))
 		return false;
 	return kt_wait_for(w);
+}
+
+static bool kt_run(struct ib_send_wr *wr, struct kt_wait *w)
+{
+	return kt_run_on(&kt_a, wr, w);
 }
 
 static bool kt_wc_ok(struct kt_wait *w, enum ib_wc_opcode op, u32 len,
@@ -602,6 +609,172 @@ static bool kt_bad_rkey_and_drain(void)
 	return true;
 }
 
+static bool kt_reconnect(u32 psn);
+
+/* B's fast-register MR over its buffer 3 (two pages from offset 100). */
+static struct ib_mr *kt_frmr;
+static struct scatterlist kt_frmr_sg;
+
+static bool kt_frmr_register(u8 key, int access)
+{
+	struct kt_wait *w = &kt_send_wait;
+	struct ib_reg_wr wr = {};
+	int n;
+
+	sg_init_table(&kt_frmr_sg, 1);
+	sg_dma_address(&kt_frmr_sg) = kt_b.dma[3] + 100;
+	sg_dma_len(&kt_frmr_sg) = 2 * PAGE_SIZE;
+	n = ib_map_mr_sg(kt_frmr, &kt_frmr_sg, 1, NULL, PAGE_SIZE);
+	if (!kt_expect(n == 1, "ib_map_mr_sg: %d", n))
+		return false;
+	ib_update_fast_reg_key(kt_frmr, key);
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.mr = kt_frmr;
+	wr.key = kt_frmr->rkey;
+	wr.access = access;
+	return kt_run_on(&kt_b, &wr.wr, w) &&
+	       kt_expect(w->wc.status == IB_WC_SUCCESS &&
+			 w->wc.opcode == IB_WC_REG_MR,
+			 "REG_MR: status %d opcode %d", w->wc.status,
+			 w->wc.opcode);
+}
+
+/*
+ * A fast-register MR: WRITE and READ through its rkey at its iova, both
+ * atomics (which the global rkey cannot do), then SEND with invalidate
+ * from A, after which the rkey is refused.
+ */
+static bool kt_fast_reg(void)
+{
+	struct ib_sge sge = { kt_a.dma[0], 2 * PAGE_SIZE,
+			      kt_a.pd->local_dma_lkey };
+	struct kt_wait *w = &kt_send_wait, *rw = &kt_recv_wait;
+	u64 *target = kt_b.buf[3] + 100 + PAGE_SIZE + 4;
+	u64 *result = kt_a.buf[1];
+	struct ib_atomic_wr awr = {};
+	struct ib_rdma_wr wr = {};
+	struct ib_send_wr swr = {};
+	u32 rkey;
+
+	kt_frmr = ib_alloc_mr(kt_b.pd, IB_MR_TYPE_MEM_REG, 4);
+	if (!kt_expect(!IS_ERR(kt_frmr), "ib_alloc_mr: %ld",
+		       PTR_ERR(kt_frmr))) {
+		kt_frmr = NULL;
+		return false;
+	}
+	if (!kt_frmr_register(0x42, IB_ACCESS_LOCAL_WRITE |
+			      IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			      IB_ACCESS_REMOTE_ATOMIC))
+		return false;
+	rkey = kt_frmr->rkey;
+	if (!kt_expect((rkey & 0xff) == 0x42, "rkey %08x", rkey))
+		return false;
+
+	kt_fill(kt_a.buf[0], 2 * PAGE_SIZE, 77);
+	memset(kt_b.buf[3], 0, KT_BUF);
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = kt_frmr->iova;
+	wr.rkey = rkey;
+	if (!kt_run(&wr.wr, w) || !kt_wc_ok(w, IB_WC_RDMA_WRITE, 0, kt_a.qp) ||
+	    !kt_expect(!memcmp(kt_a.buf[0], kt_b.buf[3] + 100, 2 * PAGE_SIZE),
+		       "write through the FRMR differs") ||
+	    !kt_expect(!*(u8 *)(kt_b.buf[3] + 99) &&
+		       !*(u8 *)(kt_b.buf[3] + 100 + 2 * PAGE_SIZE),
+		       "write spilled outside the FRMR"))
+		return false;
+	memset(kt_a.buf[0], 0, 2 * PAGE_SIZE);
+	wr.wr.opcode = IB_WR_RDMA_READ;
+	if (!kt_run(&wr.wr, w) || !kt_wc_ok(w, IB_WC_RDMA_READ, 0, kt_a.qp) ||
+	    !kt_expect(!memcmp(kt_a.buf[0], kt_b.buf[3] + 100, 2 * PAGE_SIZE),
+		       "read through the FRMR differs"))
+		return false;
+	/* One byte past the region is refused. */
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.remote_addr = kt_frmr->iova + 1;
+	if (!kt_run(&wr.wr, w) ||
+	    !kt_expect(w->wc.status == IB_WC_REM_ACCESS_ERR,
+		       "write past the FRMR: status %d", w->wc.status))
+		return false;
+	if (!kt_reconnect(0x2000))
+		return false;
+
+	*target = 5;
+	sge = (struct ib_sge){ kt_a.dma[1], 8, kt_a.pd->local_dma_lkey };
+	awr.wr.opcode = IB_WR_ATOMIC_FETCH_AND_ADD;
+	awr.wr.sg_list = &sge;
+	awr.wr.num_sge = 1;
+	awr.remote_addr = kt_frmr->iova + PAGE_SIZE + 4;
+	awr.rkey = rkey;
+	awr.compare_add = 10;
+	if (!kt_run(&awr.wr, w) ||
+	    !kt_wc_ok(w, IB_WC_FETCH_ADD, 0, kt_a.qp) ||
+	    !kt_expect(*result == 5 && *target == 15,
+		       "fetch-add: got %llu, target %llu", *result, *target))
+		return false;
+	awr.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+	awr.wr.send_flags = 0;
+	awr.compare_add = 15;
+	awr.swap = 99;
+	if (!kt_run(&awr.wr, w) ||
+	    !kt_wc_ok(w, IB_WC_COMP_SWAP, 0, kt_a.qp) ||
+	    !kt_expect(*result == 15 && *target == 99,
+		       "cmp-swap: got %llu, target %llu", *result, *target))
+		return false;
+
+	/* SEND with invalidate: B's receive reports it, the rkey dies. */
+	if (!kt_expect(!kt_post_recv(&kt_b, rw, 1, KT_BUF), "post_recv"))
+		return false;
+	swr.opcode = IB_WR_SEND_WITH_INV;
+	swr.ex.invalidate_rkey = rkey;
+	if (!kt_run(&swr, w) || !kt_wait_for(rw) ||
+	    !kt_wc_ok(w, IB_WC_SEND, 0, kt_a.qp) ||
+	    !kt_wc_ok(rw, IB_WC_RECV, 0, kt_b.qp) ||
+	    !kt_expect(rw->wc.wc_flags & IB_WC_WITH_INVALIDATE,
+		       "receive does not report the invalidation") ||
+	    !kt_expect(rw->wc.ex.invalidate_rkey == rkey,
+		       "invalidated %08x, want %08x",
+		       rw->wc.ex.invalidate_rkey, rkey))
+		return false;
+	sge = (struct ib_sge){ kt_a.dma[0], 64, kt_a.pd->local_dma_lkey };
+	wr.remote_addr = kt_frmr->iova;
+	return kt_run(&wr.wr, w) &&
+	       kt_expect(w->wc.status == IB_WC_REM_ACCESS_ERR,
+			 "write after invalidation: status %d", w->wc.status);
+}
+
+/* Re-register under a new key, then LOCAL_INV on B: the key is refused. */
+static bool kt_local_inv(void)
+{
+	struct ib_sge sge = { kt_a.dma[0], 64, kt_a.pd->local_dma_lkey };
+	struct kt_wait *w = &kt_send_wait;
+	struct ib_send_wr iwr = {};
+	struct ib_rdma_wr wr = {};
+
+	if (!kt_frmr || !kt_frmr_register(0x43, IB_ACCESS_LOCAL_WRITE |
+					  IB_ACCESS_REMOTE_WRITE))
+		return false;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = kt_frmr->iova;
+	wr.rkey = kt_frmr->rkey;
+	if (!kt_run(&wr.wr, w) || !kt_wc_ok(w, IB_WC_RDMA_WRITE, 0, kt_a.qp))
+		return false;
+	iwr.opcode = IB_WR_LOCAL_INV;
+	iwr.ex.invalidate_rkey = kt_frmr->rkey;
+	if (!kt_run_on(&kt_b, &iwr, w) ||
+	    !kt_expect(w->wc.status == IB_WC_SUCCESS &&
+		       w->wc.opcode == IB_WC_LOCAL_INV,
+		       "LOCAL_INV: status %d opcode %d", w->wc.status,
+		       w->wc.opcode))
+		return false;
+	return kt_run(&wr.wr, w) &&
+	       kt_expect(w->wc.status == IB_WC_REM_ACCESS_ERR,
+			 "write after LOCAL_INV: status %d", w->wc.status);
+}
+
 /* After an error: drain both QPs, reset them and connect them again. */
 static bool kt_reconnect(u32 psn)
 {
@@ -644,10 +817,16 @@ static int __init kt_init(void)
 	kt_report("atomic_needs_remote_atomic", kt_atomic_needs_right());
 	kt_report("drain_reset_reconnect_again", kt_reconnect(0xffff00) &&
 		  kt_write_imm());
+	kt_report("fast_reg_write_read_atomics_send_inv", kt_fast_reg());
+	kt_report("reconnect_after_send_inv", kt_reconnect(0x3000));
+	kt_report("local_inv", kt_local_inv());
+	kt_report("reconnect_after_local_inv", kt_reconnect(0x4000));
 	kt_report("bad_rkey_and_drain", kt_bad_rkey_and_drain());
 	pr_info("sroce_kverbs_test: %d tests, %d failed\n", kt_num, kt_failed);
 	err = kt_failed ? -EIO : 0;
 out:
+	if (kt_frmr)
+		ib_dereg_mr(kt_frmr);
 	kt_side_fini(&kt_b);
 	kt_side_fini(&kt_a);
 	return err;
