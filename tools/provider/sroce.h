@@ -53,6 +53,18 @@ static inline struct sroce_ah *to_sah(struct ibv_ah *ibah)
 struct ibv_ah *sroce_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int sroce_destroy_ah(struct ibv_ah *ah);
 
+DECLARE_DRV_CMD(usroce_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		empty, sroce_create_srq_resp);
+
+struct ibv_srq *sroce_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr);
+int sroce_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+		     int mask);
+int sroce_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+int sroce_destroy_srq(struct ibv_srq *srq);
+int sroce_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr);
+
 /* A mapped ring of the kernel's: where it is and how it is laid out. */
 struct sroce_uring {
 	void *map;
@@ -125,6 +137,23 @@ struct sroce_qp {
 	pthread_spinlock_t rq_lock;
 	uint32_t rq_prod;
 };
+
+/*
+ * A shared receive queue: its ring, mapped from the kernel, posted to
+ * under the lock. The kernel needs no doorbell for it.
+ */
+struct sroce_srq {
+	struct ibv_srq ibv_srq;
+	struct sroce_uring ring;
+	pthread_spinlock_t lock;
+	uint32_t prod;
+	uint32_t max_sge;
+};
+
+static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct sroce_srq, ibv_srq);
+}
 
 static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
 {

@@ -19,6 +19,9 @@ SROCE_SAME(IBV_WR_SEND_WITH_IMM, IB_UVERBS_WR_SEND_WITH_IMM);
 SROCE_SAME(IBV_WR_RDMA_READ, IB_UVERBS_WR_RDMA_READ);
 SROCE_SAME(IBV_WR_ATOMIC_CMP_AND_SWP, IB_UVERBS_WR_ATOMIC_CMP_AND_SWP);
 SROCE_SAME(IBV_WR_ATOMIC_FETCH_AND_ADD, IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD);
+SROCE_SAME(IBV_WR_LOCAL_INV, IB_UVERBS_WR_LOCAL_INV);
+SROCE_SAME(IBV_WR_BIND_MW, IB_UVERBS_WR_BIND_MW);
+SROCE_SAME(IBV_WR_SEND_WITH_INV, IB_UVERBS_WR_SEND_WITH_INV);
 SROCE_SAME(SROCE_SEND_F_FENCE, IBV_SEND_FENCE);
 SROCE_SAME(SROCE_SEND_F_SIGNALED, IBV_SEND_SIGNALED);
 SROCE_SAME(SROCE_SEND_F_SOLICITED, IBV_SEND_SOLICITED);
@@ -62,12 +65,30 @@ static int sroce_check_send_wr(const struct sroce_qp *qp,
 	    ((wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) ||
 	     !wr->wr.ud.ah))
 		return EINVAL;
+	/* UC: sends, writes and the local operations. */
+	if (qp->vqp.qp.qp_type == IBV_QPT_UC &&
+	    (wr->opcode == IBV_WR_RDMA_READ ||
+	     wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	     wr->opcode == IBV_WR_SEND_WITH_INV))
+		return EINVAL;
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_READ:
+		break;
+	case IBV_WR_LOCAL_INV:
+		if (wr->num_sge)
+			return EINVAL;
+		break;
+	case IBV_WR_BIND_MW:
+		/* Type 2 here; type 1 comes through ibv_bind_mw(). */
+		if (wr->num_sge || !wr->bind_mw.mw ||
+		    (wr->bind_mw.bind_info.length && !wr->bind_mw.bind_info.mr))
+			return EINVAL;
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -110,6 +131,9 @@ static void sroce_write_send_wqe(const struct sroce_qp *qp,
 	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
 	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		wqe->ex = wr->imm_data;
+	if (wr->opcode == IBV_WR_SEND_WITH_INV ||
+	    wr->opcode == IBV_WR_LOCAL_INV)
+		wqe->ex = wr->invalidate_rkey;
 
 	switch (wr->opcode) {
 	case IBV_WR_RDMA_WRITE:
@@ -125,6 +149,17 @@ static void sroce_write_send_wqe(const struct sroce_qp *qp,
 		wqe->wr.atomic.swap = wr->wr.atomic.swap;
 		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
 		break;
+	case IBV_WR_BIND_MW: {
+		const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+		wqe->wr.bind.mw_rkey = wr->bind_mw.mw->rkey;
+		wqe->wr.bind.new_rkey = wr->bind_mw.rkey;
+		wqe->wr.bind.mr_lkey = b->mr ? b->mr->lkey : 0;
+		wqe->wr.bind.addr = b->addr;
+		wqe->wr.bind.length = b->length;
+		wqe->wr.bind.access = b->mw_access_flags;
+		break;
+	}
 	default:
 		if (qp->vqp.qp.qp_type != IBV_QPT_UD)
 			break;
@@ -201,7 +236,9 @@ int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t prod;
 	int ret = 0, err;
 
-	if (__atomic_load_n(&qp->state, __ATOMIC_RELAXED) == IBV_QPS_RESET) {
+	/* A QP with an SRQ receives into the SRQ's WQEs alone. */
+	if (__atomic_load_n(&qp->state, __ATOMIC_RELAXED) == IBV_QPS_RESET ||
+	    ibqp->srq) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

@@ -160,8 +160,10 @@ enum sroce_send_flags {
  * inline_len bytes of data, within the queue's wqe_size stride. opcode is
  * enum ib_uverbs_wr_opcode (the values of enum ibv_wr_opcode), send_flags
  * enum sroce_send_flags; ex is the immediate data (big-endian) or the rkey
- * to invalidate. The kernel copies an entry once, when it starts on it,
- * and checks the copy; later changes to the ring entry have no effect.
+ * to invalidate. IB_UVERBS_WR_BIND_MW binds a memory window (type 1 for
+ * ibv_bind_mw, or type 2) as wr.bind says, with no data. The kernel copies
+ * an entry once, when it starts on it, and checks the copy; later changes
+ * to the ring entry have no effect.
  */
 struct sroce_send_wqe {
 	__aligned_u64 wr_id;
@@ -188,6 +190,14 @@ struct sroce_send_wqe {
 			__u32 remote_qkey;
 			__u32 reserved;
 		} ud;
+		struct {
+			__aligned_u64 addr;	/* window start (MR's VA) */
+			__aligned_u64 length;	/* 0 unbinds a type 1 MW */
+			__u32 mw_rkey;		/* the MW's current rkey */
+			__u32 new_rkey;		/* its rkey once bound */
+			__u32 mr_lkey;		/* the MR it opens onto */
+			__u32 access;		/* IBV_ACCESS_REMOTE_* */
+		} bind;
 	} wr;
 	__u32 inline_len;
 	__u32 reserved;
@@ -214,6 +224,18 @@ struct sroce_create_qp_resp {
 	__u32 sq_wqe_size;
 	__u32 rq_num_entries;
 	__u32 rq_wqe_size;
+};
+
+/*
+ * Response to ibv_create_srq: the shared receive queue's ring, laid out as
+ * a QP's receive ring (struct sroce_recv_wqe entries wqe_size apart), user
+ * space producing, the kernel consuming. It needs no doorbell.
+ */
+struct sroce_create_srq_resp {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_length;
+	__u32 num_entries;
+	__u32 wqe_size;
 };
 
 /*

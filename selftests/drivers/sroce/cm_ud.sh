@@ -6,13 +6,15 @@
 # with IPv4 and IPv6 addresses:
 #  - rping -V (RC, data verified), ucmatose (RC, several connections),
 #    udaddy (UD QPs addressed through the CM), rdma_server/rdma_client;
-#  - perftest over the CM (ib_send_bw -R, ib_write_bw -R) and over UD
-#    (ib_send_bw -c UD, ib_send_lat -c UD), and ibv_ud_pingpong (IPv4).
+#  - perftest over the CM (ib_send_bw -R, ib_write_bw -R), over UD
+#    (ib_send_bw -c UD, ib_send_lat -c UD) and over UC (ib_send_bw -c UC,
+#    ib_write_bw -c UC), ibv_ud_pingpong and ibv_uc_pingpong -c (data
+#    checked), over IPv4.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 for t in rping ucmatose udaddy rdma_server rdma_client ibv_ud_pingpong \
-	ib_send_bw ib_send_lat ib_write_bw; do
+	ibv_uc_pingpong ib_send_bw ib_send_lat ib_write_bw; do
 	command -v "$t" >/dev/null || sr_skip "$t missing (rdmacm-utils, perftest)"
 done
 sr_dmesg_mark
@@ -87,6 +89,18 @@ pt_suite() {
 	pair "$w: ib_send_lat -c UD" "$netns" "$PORT" \
 		ib_send_lat -d "$sd" -x "$sg" -c UD -n 200 -p "$PORT" -F -- \
 		ib_send_lat -d "$cd" -x "$cg" -c UD -n 200 -p "$PORT" -F "$h"
+	PORT=$((PORT + 1))
+	pair "$w: ib_send_bw -c UC" "$netns" "$PORT" \
+		ib_send_bw -d "$sd" -x "$sg" -c UC -n 200 -p "$PORT" -F -- \
+		ib_send_bw -d "$cd" -x "$cg" -c UC -n 200 -p "$PORT" -F "$h"
+	PORT=$((PORT + 1))
+	pair "$w: ib_write_bw -c UC" "$netns" "$PORT" \
+		ib_write_bw -d "$sd" -x "$sg" -c UC -n 200 -p "$PORT" -F -- \
+		ib_write_bw -d "$cd" -x "$cg" -c UC -n 200 -p "$PORT" -F "$h"
+	PORT=$((PORT + 1))
+	pair "$w: ibv_uc_pingpong -c" "$netns" "$PORT" \
+		ibv_uc_pingpong -d "$sd" -g "$sg" -n 100 -c -p "$PORT" -- \
+		ibv_uc_pingpong -d "$cd" -g "$cg" -n 100 -c -p "$PORT" "$h"
 	PORT=$((PORT + 1))
 	pair "$w: ibv_ud_pingpong" "$netns" "$PORT" \
 		ibv_ud_pingpong -d "$sd" -g "$sg" -n 100 -p "$PORT" -- \

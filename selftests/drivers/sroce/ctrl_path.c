@@ -114,9 +114,9 @@ TEST_F(dev, device_attrs)
 	EXPECT_EQ(1 << 14, a->max_cq);
 	EXPECT_EQ(1 << 20, a->max_cqe);
 	EXPECT_EQ(1 << 16, a->max_qp);
-	EXPECT_EQ(0, a->max_srq);
+	EXPECT_EQ(1 << 14, a->max_srq);
 	EXPECT_EQ(1 << 16, a->max_ah);
-	EXPECT_EQ(0, a->max_mw);
+	EXPECT_EQ(1 << 18, a->max_mw);
 	EXPECT_EQ(IBV_ATOMIC_HCA, a->atomic_cap);
 }
 
@@ -429,19 +429,22 @@ TEST_F(dev, unimplemented_verbs_eopnotsupp)
 {
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_create_srq cmd;
+		struct ib_uverbs_open_xrcd cmd;
 	} req = {
-		.hdr.command = IB_USER_VERBS_CMD_CREATE_SRQ,
+		.hdr.command = IB_USER_VERBS_CMD_OPEN_XRCD,
 		.hdr.in_words = sizeof(req) / 4,
-		.hdr.out_words = sizeof(struct ib_uverbs_create_srq_resp) / 4,
-		.cmd.max_wr = 16,
-		.cmd.max_sge = 1,
+		.hdr.out_words = sizeof(struct ib_uverbs_open_xrcd_resp) / 4,
+		.cmd.fd = -1,
+		.cmd.oflags = O_CREAT,
 	};
-	struct ib_uverbs_create_srq_resp resp;
-	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 16,
-						     .max_sge = 1 } };
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct ibv_xrcd_init_attr xattr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
 	struct ibv_qp_init_attr qattr = {
-		.qp_type = IBV_QPT_UC,
+		.qp_type = IBV_QPT_RAW_PACKET,
 		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
@@ -464,10 +467,7 @@ TEST_F(dev, unimplemented_verbs_eopnotsupp)
 	EXPECT_EQ(NULL, ibv_create_qp(pd, &qattr));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	errno = 0;
-	EXPECT_EQ(NULL, ibv_create_srq(pd, &sattr));
-	EXPECT_EQ(EOPNOTSUPP, errno);
-	errno = 0;
-	EXPECT_EQ(NULL, ibv_alloc_mw(pd, IBV_MW_TYPE_1));
+	EXPECT_EQ(NULL, ibv_open_xrcd(self->d.ctx, &xattr));
 	EXPECT_EQ(EOPNOTSUPP, errno);
 	EXPECT_EQ(0, ibv_destroy_cq(cq));
 	EXPECT_EQ(0, ibv_dealloc_pd(pd));

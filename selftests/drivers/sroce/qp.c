@@ -201,7 +201,7 @@ TEST_F(qp, bad_create)
 	b.qp_type = IBV_QPT_RAW_PACKET;
 	EXPECT_EQ(EOPNOTSUPP, create_errno(self->pd, &b));
 	b = a;
-	b.qp_type = IBV_QPT_UC;
+	b.qp_type = IBV_QPT_XRC_SEND;
 	EXPECT_EQ(EOPNOTSUPP, create_errno(self->pd, &b));
 	/* Limits. */
 	b = a;

@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <endian.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -87,6 +88,8 @@ struct conn {
 	uint32_t psn_b;
 	struct ibv_comp_channel *chan_b;
 	bool ex;			/* ibv_create_{cq,qp}_ex on side A */
+	struct ibv_srq *srq_b;		/* side B receives through this SRQ */
+	bool uc;			/* unreliable connected instead of RC */
 };
 
 FIXTURE(rc) {
@@ -389,7 +392,8 @@ static struct ibv_cq *make_cq(struct side *s, struct ibv_comp_channel *ch,
  * ibv_wr_*() API. *@max_inline gets the inline size granted.
  */
 static struct ibv_qp *make_qp(struct side *s, struct ibv_cq *cq, bool ex,
-			      uint32_t *max_inline)
+			      uint32_t *max_inline, struct ibv_srq *srq,
+			      bool uc)
 {
 	struct ibv_qp_init_attr_ex ax = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
@@ -405,8 +409,9 @@ static struct ibv_qp *make_qp(struct side *s, struct ibv_cq *cq, bool ex,
 				  IBV_QP_EX_WITH_RDMA_READ,
 	};
 	struct ibv_qp_init_attr a = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-		.cap = ax.cap,
+		.send_cq = cq, .recv_cq = cq,
+		.qp_type = uc ? IBV_QPT_UC : IBV_QPT_RC,
+		.cap = ax.cap, .srq = srq,
 	};
 	struct ibv_qp *qp;
 
@@ -440,6 +445,11 @@ static int to_rtr(struct ibv_qp *qp, struct side *me, struct side *peer,
 		},
 	};
 
+	/* UC has no reads, atomics or RNR: fewer attributes. */
+	if (qp->qp_type == IBV_QPT_UC)
+		return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+				     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				     IBV_QP_RQ_PSN);
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
 			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -459,6 +469,8 @@ static int to_rts(struct ibv_qp *qp, struct side *me, uint32_t sq_psn,
 					 RD_ATOMIC),
 	};
 
+	if (qp->qp_type == IBV_QPT_UC)
+		return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
@@ -498,7 +510,8 @@ static const char *pair_up(rc_fixture *self, struct pair *p,
 				   c->ex ? &p->cqx[i] : NULL);
 		if (!p->cq[i])
 			return c->ex ? "ibv_create_cq_ex" : "ibv_create_cq";
-		p->qp[i] = make_qp(&self->s[i], p->cq[i], c->ex && !i, &inl);
+		p->qp[i] = make_qp(&self->s[i], p->cq[i], c->ex && !i, &inl,
+				   i ? c->srq_b : NULL, c->uc);
 		if (!p->qp[i])
 			return c->ex && !i ? "ibv_create_qp_ex" :
 			       "ibv_create_qp";
@@ -1963,6 +1976,439 @@ TEST_F_TIMEOUT(rc, over_max_msg_size, T_SECS)
 	ibv_dereg_mr(amr);
 	munmap(al.base, al.len);
 	check_fresh_pair(_metadata, self);
+}
+
+/* ------------------------------------------------------------------ UC */
+
+/*
+ * UC: multi-packet SEND and WRITE with immediate land byte for byte and
+ * complete on both sides; reads and atomics are refused at posting.
+ */
+TEST_F_TIMEOUT(rc, uc_send_and_write, T_SECS)
+{
+	struct conn c = { .uc = true };
+	uint32_t len = 5 * self->mtu_bytes + 77;
+	struct ibv_sge rs = sge(B_, DST + 4096, len), ss = sge(A_, 0, len);
+	struct pair *q = &self->q;
+	struct ibv_wc wc;
+
+	PAIR_UP(q, &c);
+	ASSERT_EQ(0, post_recv(q->qp[1], 0x11, &rs, 1));
+	ASSERT_EQ(0, post_op(q->qp[0], IBV_WR_SEND, 0x22, &ss, 1, 0, 0, 0));
+	check_wc(_metadata, "UC SEND, requester", q->cq[0],
+		 WANT(.wr_id = 0x22, .opcode = IBV_WC_SEND, .qp_num = QPN(q, 0)));
+	check_wc(_metadata, "UC SEND, responder", q->cq[1],
+		 WANT(.wr_id = 0x11, .opcode = IBV_WC_RECV, .qp_num = QPN(q, 1),
+		      .check_len = true, .byte_len = len));
+	check_landed(_metadata, "UC SEND", B_->buf + DST + 4096, A_->buf, len);
+
+	ss = sge(A_, 4096, len);
+	ASSERT_EQ(0, post_recv(q->qp[1], 0x33, NULL, 0));
+	ASSERT_EQ(0, post_op(q->qp[0], IBV_WR_RDMA_WRITE_WITH_IMM, 0x44, &ss,
+			     1, raddr(B_, DST + 32768), B_->mr->rkey, 0x600dcafe));
+	check_wc(_metadata, "UC WRITE_WITH_IMM, requester", q->cq[0],
+		 WANT(.wr_id = 0x44, .opcode = IBV_WC_RDMA_WRITE,
+		      .qp_num = QPN(q, 0)));
+	ASSERT_EQ(1, wait_wc(q->cq[1], &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
+	EXPECT_EQ(0x33, wc.wr_id);
+	EXPECT_EQ(htonl(0x600dcafe), wc.imm_data);
+	check_landed(_metadata, "UC WRITE_WITH_IMM", B_->buf + DST + 32768,
+		     A_->buf + 4096, len);
+
+	EXPECT_EQ(EINVAL, post_op(q->qp[0], IBV_WR_RDMA_READ, 1, &ss, 1,
+				  raddr(B_, DST), B_->mr->rkey, 0));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(q->qp[0]));
+}
+
+/* ---------------------------------------------------------- memory windows */
+
+/* Side B's region for windows: MW_BIND and local write, no remote right. */
+static struct ibv_mr *mw_region(struct side *s, int extra)
+{
+	return ibv_reg_mr(s->pd, s->buf + DST, 64 * 1024,
+			  IBV_ACCESS_LOCAL_WRITE | extra);
+}
+
+/* Bind type 1 window @mw on QP @qp and wait for the completion. */
+static int bind1(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mw *mw,
+		 struct ibv_mr *mr, uint64_t addr, uint64_t len, int access,
+		 struct ibv_wc *wc)
+{
+	struct ibv_mw_bind b = {
+		.wr_id = 0xb1, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr, .addr = addr, .length = len,
+			       .mw_access_flags = access },
+	};
+	int ret = ibv_bind_mw(qp, mw, &b);
+
+	if (ret)
+		return ret;
+	return wait_wc(cq, wc, WC_MS) == 1 ? 0 : -1;
+}
+
+/*
+ * Type 1: a bound window opens a region that has no remote rights of its
+ * own, for exactly its range and rights; the region cannot be
+ * deregistered while the window is bound.
+ */
+TEST_F_TIMEOUT(rc, mw_type1_bind_and_access, T_SECS)
+{
+	struct ibv_mr *mr = mw_region(B_, IBV_ACCESS_MW_BIND);
+	struct ibv_sge ss = sge(A_, 0, 4096);
+	struct pair *q = &self->q;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, mr);
+	mw = ibv_alloc_mw(B_->pd, IBV_MW_TYPE_1);
+	ASSERT_NE(NULL, mw);
+	PAIR_UP(q, NULL);
+	ASSERT_EQ(0, bind1(q->qp[1], q->cq[1], mw, mr, raddr(B_, DST + 4096),
+			   8192, IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_BIND_MW, wc.opcode);
+	EXPECT_EQ(0xb1, wc.wr_id);
+	EXPECT_EQ(EBUSY, ibv_dereg_mr(mr));
+
+	ASSERT_EQ(0, post_op(q->qp[0], IBV_WR_RDMA_WRITE, 1, &ss, 1,
+			     raddr(B_, DST + 4096), mw->rkey, 0));
+	check_wc(_metadata, "WRITE through the window", q->cq[0],
+		 WANT(.wr_id = 1, .opcode = IBV_WC_RDMA_WRITE,
+		      .qp_num = QPN(q, 0)));
+	check_landed(_metadata, "WRITE through the window",
+		     B_->buf + DST + 4096, A_->buf, 4096);
+	ss = sge(A_, DST + 4096, 4096);
+	ASSERT_EQ(0, post_op(q->qp[0], IBV_WR_RDMA_READ, 2, &ss, 1,
+			     raddr(B_, DST + 8192), mw->rkey, 0));
+	check_wc(_metadata, "READ through the window", q->cq[0],
+		 WANT(.wr_id = 2, .opcode = IBV_WC_RDMA_READ,
+		      .qp_num = QPN(q, 0)));
+	check_landed(_metadata, "READ through the window",
+		     A_->buf + DST + 4096, B_->buf + DST + 8192, 4096);
+
+	/* One byte past the window: a remote access error. */
+	ss = sge(A_, 0, 16);
+	ASSERT_EQ(0, post_op(q->qp[0], IBV_WR_RDMA_WRITE, 3, &ss, 1,
+			     raddr(B_, DST + 4096 + 8192 - 15), mw->rkey, 0));
+	check_wc(_metadata, "WRITE past the window", q->cq[0],
+		 WANT(.wr_id = 3, .status = IBV_WC_REM_ACCESS_ERR,
+		      .qp_num = QPN(q, 0)));
+	pair_down(q);
+	/* Unbound with its QP's PD still there: the region can go now. */
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+}
+
+/* A region registered without MW_BIND cannot take a window. */
+TEST_F_TIMEOUT(rc, mw_bind_needs_bind_right, T_SECS)
+{
+	struct ibv_mr *mr = mw_region(B_, 0);
+	struct pair *q = &self->q;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, mr);
+	mw = ibv_alloc_mw(B_->pd, IBV_MW_TYPE_1);
+	ASSERT_NE(NULL, mw);
+	PAIR_UP(q, NULL);
+	ASSERT_EQ(0, bind1(q->qp[1], q->cq[1], mw, mr, raddr(B_, DST), 4096,
+			   IBV_ACCESS_REMOTE_READ, &wc));
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, wc.status);
+	pair_down(q);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+}
+
+/*
+ * Type 2: bound with a send WQE under a new rkey, used, invalidated by the
+ * peer's SEND with invalidate (reported in the receive completion), then
+ * refused; bound again and invalidated locally.
+ */
+TEST_F_TIMEOUT(rc, mw_type2_bind_invalidate, T_SECS)
+{
+	struct ibv_mr *mr = mw_region(B_, IBV_ACCESS_MW_BIND);
+	struct ibv_sge ss = sge(A_, 0, 512), rs = sge(B_, 0, 64);
+	struct ibv_send_wr bw = {}, *bad;
+	struct pair *q = &self->q;
+	struct ibv_send_wr iw = {};
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	ASSERT_NE(NULL, mr);
+	mw = ibv_alloc_mw(B_->pd, IBV_MW_TYPE_2);
+	ASSERT_NE(NULL, mw);
+	PAIR_UP(q, NULL);
+
+	rkey = ibv_inc_rkey(mw->rkey);
+	bw.wr_id = 0xb2;
+	bw.opcode = IBV_WR_BIND_MW;
+	bw.send_flags = IBV_SEND_SIGNALED;
+	bw.bind_mw.mw = mw;
+	bw.bind_mw.rkey = rkey;
+	bw.bind_mw.bind_info.mr = mr;
+	bw.bind_mw.bind_info.addr = raddr(B_, DST + 4096);
+	bw.bind_mw.bind_info.length = 4096;
+	bw.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ASSERT_EQ(0, ibv_post_send(q->qp[1], &bw, &bad));
+	check_wc(_metadata, "type 2 bind", q->cq[1],
+		 WANT(.wr_id = 0xb2, .opcode = IBV_WC_BIND_MW,
+		      .qp_num = QPN(q, 1)));
+	ASSERT_EQ(0, post_op(q->qp[0], IBV_WR_RDMA_WRITE, 1, &ss, 1,
+			     raddr(B_, DST + 4096), rkey, 0));
+	check_wc(_metadata, "WRITE through the type 2 window", q->cq[0],
+		 WANT(.wr_id = 1, .opcode = IBV_WC_RDMA_WRITE,
+		      .qp_num = QPN(q, 0)));
+	check_landed(_metadata, "WRITE through the type 2 window",
+		     B_->buf + DST + 4096, A_->buf, 512);
+
+	/* A second bind while bound: refused (invalidate first). */
+	ASSERT_EQ(0, ibv_post_send(q->qp[1], &bw, &bad));
+	ASSERT_EQ(1, wait_wc(q->cq[1], &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_MW_BIND_ERR, wc.status);
+	pair_down(q);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+
+	/* A fresh window: bind, use, invalidate locally, refused. */
+	mw = ibv_alloc_mw(B_->pd, IBV_MW_TYPE_2);
+	ASSERT_NE(NULL, mw);
+	PAIR_UP(q, NULL);
+	rkey = ibv_inc_rkey(mw->rkey);
+	bw.bind_mw.mw = mw;
+	bw.bind_mw.rkey = rkey;
+	ASSERT_EQ(0, ibv_post_send(q->qp[1], &bw, &bad));
+	check_wc(_metadata, "type 2 bind", q->cq[1],
+		 WANT(.wr_id = 0xb2, .opcode = IBV_WC_BIND_MW,
+		      .qp_num = QPN(q, 1)));
+	iw.wr_id = 0x1c;
+	iw.opcode = IBV_WR_LOCAL_INV;
+	iw.send_flags = IBV_SEND_SIGNALED;
+	iw.invalidate_rkey = rkey;
+	ASSERT_EQ(0, ibv_post_send(q->qp[1], &iw, &bad));
+	check_wc(_metadata, "LOCAL_INV of the window", q->cq[1],
+		 WANT(.wr_id = 0x1c, .opcode = IBV_WC_LOCAL_INV,
+		      .qp_num = QPN(q, 1)));
+
+	/* Invalidated, it binds again; SEND with invalidate from A. */
+	rkey = ibv_inc_rkey(rkey);
+	bw.bind_mw.rkey = rkey;
+	ASSERT_EQ(0, ibv_post_send(q->qp[1], &bw, &bad));
+	check_wc(_metadata, "type 2 bind after LOCAL_INV", q->cq[1],
+		 WANT(.wr_id = 0xb2, .opcode = IBV_WC_BIND_MW,
+		      .qp_num = QPN(q, 1)));
+	ASSERT_EQ(0, post_recv(q->qp[1], 0x11, &rs, 1));
+	iw.opcode = IBV_WR_SEND_WITH_INV;
+	iw.invalidate_rkey = rkey;
+	iw.wr_id = 0x22;
+	ASSERT_EQ(0, ibv_post_send(q->qp[0], &iw, &bad));
+	check_wc(_metadata, "SEND with invalidate", q->cq[0],
+		 WANT(.wr_id = 0x22, .opcode = IBV_WC_SEND,
+		      .qp_num = QPN(q, 0)));
+	ASSERT_EQ(1, wait_wc(q->cq[1], &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0x11, wc.wr_id);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_INV);
+	EXPECT_EQ(rkey, wc.invalidated_rkey);
+	ASSERT_EQ(0, post_op(q->qp[0], IBV_WR_RDMA_WRITE, 3, &ss, 1,
+			     raddr(B_, DST + 4096), rkey, 0));
+	check_wc(_metadata, "WRITE through an invalidated window", q->cq[0],
+		 WANT(.wr_id = 3, .status = IBV_WC_REM_ACCESS_ERR,
+		      .qp_num = QPN(q, 0)));
+	pair_down(q);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+}
+
+/* ------------------------------------------------ shared receive queues */
+
+static struct ibv_srq *make_srq(struct side *s, uint32_t max_wr)
+{
+	struct ibv_srq_init_attr a = {
+		.attr = { .max_wr = max_wr, .max_sge = 2 },
+	};
+
+	return ibv_create_srq(s->pd, &a);
+}
+
+static int post_srq(struct ibv_srq *srq, uint64_t wr_id, struct ibv_sge *sg)
+{
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sg, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/* Wait up to @ms for an async event of @type on @ctx; 0 when it came. */
+static int wait_async(struct ibv_context *ctx, enum ibv_event_type type,
+		      void *element, int ms)
+{
+	struct ibv_async_event ev;
+	uint64_t end = now_ms() + ms;
+	int flags = fcntl(ctx->async_fd, F_GETFL);
+	int ret = -1;
+
+	fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	while (now_ms() < end) {
+		if (ibv_get_async_event(ctx, &ev)) {
+			usleep(1000);
+			continue;
+		}
+		if (ev.event_type == type &&
+		    (!element || ev.element.srq == element))
+			ret = 0;
+		ibv_ack_async_event(&ev);
+		if (!ret)
+			break;
+	}
+	fcntl(ctx->async_fd, F_SETFL, flags);
+	return ret;
+}
+
+/* Two QPs of side B take their receives from one SRQ, in posting order. */
+TEST_F_TIMEOUT(rc, srq_shared_by_two_qps, T_SECS)
+{
+	struct ibv_srq *srq = make_srq(B_, 16);
+	struct pair q2 = {};
+	struct conn c = {};
+	struct ibv_sge rs, ss;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+	int i;
+
+	ASSERT_NE(NULL, srq);
+	c.srq_b = srq;
+	PAIR_UP(&self->q, &c);
+	c.psn_a = 0x123;
+	c.psn_b = 0x456;
+	{
+		const char *step = pair_up(self, &q2, &c);
+
+		ASSERT_EQ(NULL, step) TH_LOG("%s", step);
+	}
+	/* A QP with an SRQ has no receive queue of its own. */
+	rs = sge(B_, DST, 64);
+	EXPECT_EQ(EINVAL, post_recv(self->q.qp[1], 1, &rs, 1));
+	for (i = 0; i < 4; i++) {
+		rs = sge(B_, DST + 4096 + i * 8192, 8192 - GUARD);
+		ASSERT_EQ(0, post_srq(srq, 0x100 + i, &rs));
+	}
+	for (i = 0; i < 4; i++) {
+		qp = i & 1 ? q2.qp[0] : self->q.qp[0];
+		ss = sge(A_, i * 4096, 3000 + i);
+		ASSERT_EQ(0, post_op(qp, IBV_WR_SEND, 0x200 + i, &ss, 1, 0, 0,
+				     0));
+		ASSERT_EQ(1, wait_wc(i & 1 ? q2.cq[1] : self->q.cq[1], &wc,
+				     WC_MS));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(0x100 + i, wc.wr_id);
+		EXPECT_EQ(3000 + i, wc.byte_len);
+		EXPECT_EQ(i & 1 ? QPN(&q2, 1) : QPN(&self->q, 1), wc.qp_num);
+		check_landed(_metadata, "SEND into an SRQ WQE",
+			     B_->buf + DST + 4096 + i * 8192, A_->buf + i * 4096,
+			     3000 + i);
+	}
+	pair_down(&q2);
+	pair_down(&self->q);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
+/* Armed at 4 with 8 posted: the fifth message raises the limit event. */
+TEST_F_TIMEOUT(rc, srq_limit_event, T_SECS)
+{
+	struct ibv_srq *srq = make_srq(B_, 16);
+	struct ibv_srq_attr attr = { .srq_limit = 4 };
+	struct conn c = {};
+	struct ibv_sge rs, ss = sge(A_, 0, 100);
+	struct ibv_wc wc;
+	int i;
+
+	ASSERT_NE(NULL, srq);
+	c.srq_b = srq;
+	PAIR_UP(&self->q, &c);
+	for (i = 0; i < 8; i++) {
+		rs = sge(B_, DST + i * 256, 256);
+		ASSERT_EQ(0, post_srq(srq, i, &rs));
+	}
+	ASSERT_EQ(0, ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT));
+	memset(&attr, 0, sizeof(attr));
+	ASSERT_EQ(0, ibv_query_srq(srq, &attr));
+	EXPECT_EQ(4, attr.srq_limit);
+	EXPECT_LE(16, attr.max_wr);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, post_op(self->q.qp[0], IBV_WR_SEND, i, &ss, 1, 0,
+				     0, 0));
+		ASSERT_EQ(1, wait_wc(self->q.cq[1], &wc, WC_MS));
+	}
+	/* 4 left: not below the limit yet. */
+	EXPECT_EQ(-1, wait_async(B_->ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq,
+				 QUIET_MS));
+	ASSERT_EQ(0, post_op(self->q.qp[0], IBV_WR_SEND, 9, &ss, 1, 0, 0, 0));
+	ASSERT_EQ(1, wait_wc(self->q.cq[1], &wc, WC_MS));
+	EXPECT_EQ(0, wait_async(B_->ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq,
+				WC_MS));
+	/* One event per arming: the limit reads 0 now. */
+	ASSERT_EQ(0, ibv_query_srq(srq, &attr));
+	EXPECT_EQ(0, attr.srq_limit);
+	pair_down(&self->q);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
+/*
+ * An SRQ takes no more than it holds, and an empty SRQ makes the sender
+ * retry (RNR), failing with rnr_retry 0; a QP of the SRQ in error raises
+ * IBV_EVENT_QP_LAST_WQE_REACHED.
+ */
+TEST_F_TIMEOUT(rc, srq_overrun_and_last_wqe, T_SECS)
+{
+	struct ibv_srq *srq = make_srq(B_, 4);
+	struct ibv_recv_wr wr[9] = {}, *bad = NULL;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct conn c = { .rnr_retry_zero = true };
+	struct ibv_sge rs = sge(B_, DST, 256), ss = sge(A_, 0, 100);
+	struct ibv_srq_attr attr;
+	struct ibv_wc wc;
+	uint32_t i, n;
+
+	ASSERT_NE(NULL, srq);
+	ASSERT_EQ(0, ibv_query_srq(srq, &attr));
+	n = attr.max_wr;
+	ASSERT_GE(8, n);
+	for (i = 0; i <= n; i++) {
+		wr[i].wr_id = i;
+		wr[i].sg_list = &rs;
+		wr[i].num_sge = 1;
+		wr[i].next = i < n ? &wr[i + 1] : NULL;
+	}
+	/* The first n are posted, the one beyond is refused. */
+	EXPECT_EQ(ENOMEM, ibv_post_srq_recv(srq, wr, &bad));
+	EXPECT_EQ(&wr[n], bad);
+
+	c.srq_b = srq;
+	PAIR_UP(&self->q, &c);
+	/* The n posted receives are used up, then the SRQ is empty. */
+	for (i = 0; i <= n; i++)
+		ASSERT_EQ(0, post_op(self->q.qp[0], IBV_WR_SEND, i, &ss, 1, 0,
+				     0, 0));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(1, wait_wc(self->q.cq[1], &wc, WC_MS));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(1, wait_wc(self->q.cq[0], &wc, WC_MS));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	ASSERT_EQ(1, wait_wc(self->q.cq[0], &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_RNR_RETRY_EXC_ERR, wc.status);
+	EXPECT_EQ(n, wc.wr_id);
+
+	ASSERT_EQ(0, ibv_modify_qp(self->q.qp[1], &qa, IBV_QP_STATE));
+	EXPECT_EQ(0, wait_async(B_->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, NULL,
+				WC_MS));
+	pair_down(&self->q);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
 }
 
 TEST_HARNESS_MAIN

@@ -37,6 +37,8 @@
 #define SROCE_MAX_QP		BIT(16)
 #define SROCE_MAX_QP_WR		BIT(14)
 #define SROCE_MAX_AH		BIT(16)
+#define SROCE_MAX_SRQ		BIT(14)
+#define SROCE_MAX_SRQ_WR	BIT(16)
 /* Pages one fast-register MR maps (max_fast_reg_page_list_len). */
 #define SROCE_MAX_FRMR_PAGES	1024
 /*
@@ -153,6 +155,13 @@ enum sroce_dev_state {
  *	registration
  * @map_len: entries in @map
  * @max_pages: room in @map and @pages
+ * @mw: this is the record of a memory window (see sroce_mw.c): @key is its
+ *	rkey, @iova, @length and @access its binding, @valid whether bound
+ * @mw_type: IB_MW_TYPE_1 or IB_MW_TYPE_2
+ * @mw_qpn: type 2: the QP it was bound through, the only one it serves
+ * @mw_mr: the region it is bound to
+ * @mw_binds: windows bound to this region (deregistration is refused)
+ * @dying: being deregistered or deallocated: no new binding (mw_lock)
  * @umem: the pinned user memory
  * @pages: the page behind each PAGE_SIZE step of the region
  * @npages: entries in @pages
@@ -170,6 +179,12 @@ struct sroce_mr {
 	u64 *map;
 	u32 map_len;
 	u32 max_pages;
+	bool mw;
+	u8 mw_type;
+	u32 mw_qpn;
+	struct sroce_mr *mw_mr;
+	atomic_t mw_binds;
+	bool dying;
 	struct ib_umem *umem;
 	struct page **pages;
 	size_t npages;
@@ -177,6 +192,12 @@ struct sroce_mr {
 	u64 iova;
 	u64 length;
 	int access;
+};
+
+/* A memory window: the core's object, and its record in the MR table. */
+struct sroce_mw {
+	struct ib_mw ibmw;
+	struct sroce_mr *win;
 };
 
 /**
@@ -197,6 +218,7 @@ struct sroce_mr {
  * @mr_gen: generation for the low byte of new memory keys
  * @mr_next: next MR table slot to try, so slots are not reused at once
  * @num_cq: completion queues in existence, bounded by SROCE_MAX_CQ
+ * @num_srq: shared receive queues in existence, bounded by SROCE_MAX_SRQ
  * @ah_xa: address vectors by AH number; IRQ-safe lock (see sroce_ah.c)
  * @ah_next: next AH number to try
  * @num_ah: address handles in existence, bounded by SROCE_MAX_AH
@@ -209,6 +231,8 @@ struct sroce_mr {
  * @lo_drain_lock: held by whoever delivers @lo_queue: one drainer at a
  *	time keeps looped-back packets in order whichever CPU sent them
  * @local_dma_mr: the region the local DMA lkey 0 names (kernel PDs only)
+ * @mw_lock: serialises binding memory windows with deregistering the
+ *	regions and windows involved
  */
 struct sroce_dev {
 	struct ib_device ibdev;
@@ -227,6 +251,7 @@ struct sroce_dev {
 	atomic_t mr_gen;
 	u32 mr_next;
 	atomic_t num_cq;
+	atomic_t num_srq;
 	struct xarray ah_xa;
 	u32 ah_next;
 	atomic_t num_ah;
@@ -238,6 +263,7 @@ struct sroce_dev {
 	struct tasklet_struct lo_tasklet;
 	spinlock_t lo_drain_lock;	/* one drainer of lo_queue */
 	struct sroce_mr local_dma_mr;
+	spinlock_t mw_lock;	/* bindings against deregistration */
 };
 
 struct sroce_qp;
@@ -292,6 +318,26 @@ struct sroce_cq {
 	struct sroce_ring ring;
 	u32 prod;
 	u8 notify;
+};
+
+/**
+ * struct sroce_srq - a shared receive queue.
+ * @ibsrq: the core's SRQ
+ * @lock: serialises the responders taking WQEs, and the limit
+ * @post_lock: serialises kernel posters
+ * @ring: the receive WQE ring (user or kernel consumer produces)
+ * @cons: the kernel's own consumer index
+ * @limit: armed limit, 0 when not armed
+ * @max_sge: SGEs a WQE may carry
+ */
+struct sroce_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock;	/* consumers and limit */
+	spinlock_t post_lock;	/* kernel posters */
+	struct sroce_ring ring;
+	u32 cons;
+	u32 limit;
+	u32 max_sge;
 };
 
 /**
@@ -436,6 +482,8 @@ struct sroce_atomic_reply {
  * @aeth_valid: an ACK or RNR NAK waits for @replies to drain
  * @aeth_syn: its syndrome
  * @aeth_psn: its PSN
+ * @last_wqe_event: IB_EVENT_QP_LAST_WQE_REACHED was raised (SRQ QPs)
+ * @uc_reuse: UC: @rwqe is left from a message lost midway, for the next
  * @atomics: replies of recent atomics, for duplicates
  * @atomic_next: slot for the next atomic reply
  */
@@ -458,6 +506,8 @@ struct sroce_resp {
 	bool aeth_valid;
 	u8 aeth_syn;
 	u32 aeth_psn;
+	bool last_wqe_event;
+	bool uc_reuse;
 	struct sroce_atomic_reply atomics[SROCE_MAX_RD_ATOMIC];
 	u32 atomic_next;
 };
@@ -526,6 +576,11 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 	return container_of(ibcq, struct sroce_cq, ibcq);
 }
 
+static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct sroce_srq, ibsrq);
+}
+
 static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct sroce_mr, ibmr);
@@ -589,10 +644,10 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access);
-int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key);
+int sroce_mr_invalidate(struct sroce_qp *qp, u32 key);
 void sroce_mr_init_local_dma(struct sroce_dev *sdev);
-struct sroce_mr *sroce_mr_lookup(struct sroce_dev *sdev, u32 key,
-				 struct ib_pd *pd, u64 va, u64 len, int access);
+struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, u64 va,
+				 u64 len, int access);
 void sroce_mr_copy_from(struct sroce_mr *mr, u64 va, void *dst, u32 len);
 void sroce_mr_write(struct sroce_mr *mr, u64 va, const void *src, u32 len);
 int sroce_mr_copy_to_skb(struct sroce_mr *mr, u64 va,
@@ -625,6 +680,26 @@ int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 u32 sroce_ah_num(struct ib_ah *ibah);
 const struct sroce_av *sroce_av_lookup_rcu(struct sroce_dev *sdev,
 					   u32 ah_num, struct ib_pd *pd);
+
+/* sroce_mw.c */
+int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int sroce_dealloc_mw(struct ib_mw *ibmw);
+int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w);
+int sroce_mw_invalidate(struct sroce_qp *qp, struct sroce_mr *win);
+struct sroce_mr *sroce_mw_resolve(struct sroce_mr *win, struct sroce_qp *qp,
+				  u64 va, u64 end, int access);
+bool sroce_mr_unbindable(struct sroce_dev *sdev, struct sroce_mr *mr);
+
+/* sroce_srq.c */
+int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int sroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+bool sroce_srq_take(struct sroce_qp *qp);
 
 /* sroce_cq.c */
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -109,7 +109,7 @@ static int sroce_kwqe_from_wr(struct sroce_qp *qp, struct sroce_send_wqe *w,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (qp->ibqp.qp_type != IB_QPT_RC) {
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
 		/* Datagrams: sends only, each to the address of an AH. */
 		if ((wr->opcode != IB_WR_SEND &&
 		     wr->opcode != IB_WR_SEND_WITH_IMM) || !ud_wr(wr)->ah)
@@ -189,8 +189,8 @@ int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
  * @bad_wr: set to the first request not posted
  *
  * Context: any.
- * Return: 0; -EINVAL in RESET or for too many SGEs; -ENOMEM when the
- * receive queue is full.
+ * Return: 0; -EINVAL in RESET, with an SRQ or for too many SGEs; -ENOMEM
+ * when the receive queue is full.
  */
 int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr)
@@ -201,7 +201,8 @@ int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
 	int err = 0, i;
 	u32 prod;
 
-	if (sroce_qp_state(qp) == IB_QPS_RESET) {
+	/* With an SRQ, receives go to the SRQ (post_srq_recv). */
+	if (sroce_qp_state(qp) == IB_QPS_RESET || qp->ibqp.srq) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

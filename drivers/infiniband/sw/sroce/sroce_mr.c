@@ -30,7 +30,7 @@
 #define SROCE_MR_ACCESS_SUPPORTED					\
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |		\
-	 IB_ACCESS_RELAXED_ORDERING)
+	 IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING)
 
 static int sroce_mr_check_access(int access)
 {
@@ -133,6 +133,9 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
 	struct sroce_mr *mr = to_smr(ibmr);
 
+	/* IBA 10.6.7.2.1: not while memory windows are bound to it. */
+	if (!sroce_mr_unbindable(sdev, mr))
+		return -EBUSY;
 	xa_erase(&sdev->mr_xa, ibmr->lkey >> 8);
 	synchronize_rcu_expedited();
 	kvfree(mr->map);
@@ -305,19 +308,24 @@ int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access)
 }
 
 /**
- * sroce_mr_invalidate() - invalidate a fast-register MR by its key.
- * @sdev: the device
- * @pd: the PD of the QP asking (LOCAL_INV or SEND_WITH_INV)
- * @key: the MR's current key
+ * sroce_mr_invalidate() - invalidate a fast-register MR or a type 2 memory
+ *	window by its key.
+ * @qp: the QP asking (LOCAL_INV, or the receiver of SEND_WITH_INV)
+ * @key: the current key
  *
  * Context: RCU read side.
- * Return: 0, or -EINVAL when the key names no fast-register MR of @pd.
+ * Return: 0, or -EINVAL when the key names nothing @qp may invalidate.
  */
-int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key)
+int sroce_mr_invalidate(struct sroce_qp *qp, u32 key)
 {
-	struct sroce_mr *mr = xa_load(&sdev->mr_xa, key >> 8);
+	struct sroce_mr *mr = xa_load(&to_sdev(qp->ibqp.device)->mr_xa,
+				      key >> 8);
 
-	if (!mr || !mr->frmr || mr->ibmr.pd != pd || READ_ONCE(mr->key) != key)
+	if (!mr || mr->ibmr.pd != qp->ibqp.pd || READ_ONCE(mr->key) != key)
+		return -EINVAL;
+	if (mr->mw)
+		return sroce_mw_invalidate(qp, mr);
+	if (!mr->frmr)
 		return -EINVAL;
 	WRITE_ONCE(mr->valid, false);
 	return 0;
@@ -338,28 +346,41 @@ void sroce_mr_init_local_dma(struct sroce_dev *sdev)
 
 /**
  * sroce_mr_lookup() - find the region a key names and check an access.
- * @sdev: the device
- * @key: lkey or rkey
- * @pd: protection domain the access comes through
+ * @qp: the queue pair the access comes through (its PD, its number)
+ * @key: lkey, or rkey (of a region or of a memory window)
  * @va: first byte accessed
  * @len: bytes accessed; zero checks the key alone
  * @access: IB_ACCESS_* rights the access needs (0 for a local read)
  *
+ * An rkey of a memory window is checked against the window (its range,
+ * rights, PD and, for type 2, the QP it was bound through) and resolves
+ * to the region the window is bound to, which then needs no remote rights
+ * of its own.
  * Context: RCU read side (softirq or BH disabled); the region stays valid
  * until the caller leaves it.
  * Return: the region, or NULL when the key is unknown or stale, the PD
  * differs, a right is missing or the range leaves the region.
  */
-struct sroce_mr *sroce_mr_lookup(struct sroce_dev *sdev, u32 key,
-				 struct ib_pd *pd, u64 va, u64 len, int access)
+struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, u64 va,
+				 u64 len, int access)
 {
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct ib_pd *pd = qp->ibqp.pd;
 	struct sroce_mr *mr;
 	u64 end;
 
+	if (check_add_overflow(va, len, &end))
+		return NULL;
 	if (key) {
 		mr = xa_load(&sdev->mr_xa, key >> 8);
 		if (!mr || READ_ONCE(mr->key) != key || mr->ibmr.pd != pd)
 			return NULL;
+		if (mr->mw) {
+			mr = sroce_mw_resolve(mr, qp, va, end, access);
+			if (!mr || mr->ibmr.pd != pd)
+				return NULL;
+			access = 0;
+		}
 		/* Acquire: pairs with sroce_mr_fast_reg(). */
 		if (mr->frmr && !smp_load_acquire(&mr->valid))
 			return NULL;
@@ -372,8 +393,7 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_dev *sdev, u32 key,
 	if ((mr->access & access) != access)
 		return NULL;
 	/* Both ends inside [iova, iova + length), without wrapping. */
-	if (check_add_overflow(va, len, &end) || va < mr->iova ||
-	    end - mr->iova > mr->length)
+	if (va < mr->iova || end - mr->iova > mr->length)
 		return NULL;
 	if (mr->dma && !sroce_mr_dma_range_ok(va, end))
 		return NULL;
@@ -487,7 +507,6 @@ static int sroce_sgl_place_from(struct sroce_qp *qp,
 				const void *buf, const struct sk_buff *skb,
 				int off, u32 len)
 {
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_mr *mr;
 	u32 i, n;
 	int err;
@@ -498,7 +517,7 @@ static int sroce_sgl_place_from(struct sroce_qp *qp,
 			continue;
 		}
 		n = min(len, sge[i].length - pos);
-		mr = sroce_mr_lookup(sdev, sge[i].lkey, qp->ibqp.pd,
+		mr = sroce_mr_lookup(qp, sge[i].lkey,
 				     sge[i].addr + pos, n,
 				     IB_ACCESS_LOCAL_WRITE);
 		if (!mr)
@@ -564,14 +583,13 @@ int sroce_sgl_place_buf(struct sroce_qp *qp, const struct sroce_sge *sge,
 int sroce_sgl_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
 		     u32 nsge, u32 *sge_idx, u32 *sge_off, void *dst, u32 len)
 {
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	u32 i = *sge_idx, pos = *sge_off, n;
 	struct sroce_mr *mr;
 
 	while (len && i < nsge) {
 		n = min(len, sge[i].length - pos);
 		if (n) {
-			mr = sroce_mr_lookup(sdev, sge[i].lkey, qp->ibqp.pd,
+			mr = sroce_mr_lookup(qp, sge[i].lkey,
 					     sge[i].addr + pos, n, 0);
 			if (!mr)
 				return -EACCES;

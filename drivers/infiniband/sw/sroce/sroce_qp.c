@@ -27,6 +27,7 @@ static int sroce_qp_check_init_attr(struct ib_qp_init_attr *init,
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
+	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
 	case IB_QPT_GSI:
@@ -39,8 +40,10 @@ static int sroce_qp_check_init_attr(struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->srq || init->create_flags || init->rwq_ind_tbl)
+	if (init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
+	if (init->srq && init->qp_type == IB_QPT_GSI)
+		return -EINVAL;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
 	if (cap->max_send_wr < 1 || cap->max_send_wr > SROCE_MAX_QP_WR ||
@@ -62,13 +65,14 @@ static void sroce_qp_free_shadow(struct sroce_qp *qp)
 	qp->resp.rwqe = NULL;
 }
 
-static int sroce_qp_alloc_shadow(struct sroce_qp *qp)
+/* @rwqe_size: room for the largest receive WQE, the SRQ's if attached. */
+static int sroce_qp_alloc_shadow(struct sroce_qp *qp, u32 rwqe_size)
 {
 	qp->req.shadow = kvcalloc(qp->sq.num_entries, qp->sq.entry_size,
 				  GFP_KERNEL_ACCOUNT);
 	qp->req.st = kvcalloc(qp->sq.num_entries, sizeof(*qp->req.st),
 			      GFP_KERNEL_ACCOUNT);
-	qp->resp.rwqe = kzalloc(qp->rq.entry_size, GFP_KERNEL_ACCOUNT);
+	qp->resp.rwqe = kzalloc(rwqe_size, GFP_KERNEL_ACCOUNT);
 	if (qp->req.shadow && qp->req.st && qp->resp.rwqe)
 		return 0;
 	sroce_qp_free_shadow(qp);
@@ -210,7 +214,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			       rq_wqe_size, uctx);
 	if (err)
 		goto err_sq;
-	err = sroce_qp_alloc_shadow(qp);
+	err = sroce_qp_alloc_shadow(qp, init->srq ?
+				    max(rq_wqe_size, to_ssrq(init->srq)->ring.entry_size) :
+				    rq_wqe_size);
 	if (err)
 		goto err_rq;
 	/* The kernel side starts idle: the first post rings. */
@@ -463,7 +469,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		struct net_device *ndev = to_sdev(ibqp->device)->ndev;
 
 		/* Datagrams go anywhere, up to the port's MTU. */
-		if (ibqp->qp_type == IB_QPT_RC)
+		if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC)
 			err = sroce_qp_to_rtr(qp);
 		else
 			qp->mtu = ib_mtu_enum_to_int(sroce_active_mtu(ndev));

@@ -102,17 +102,20 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 	qp = sroce_qp_lookup_rcu(sdev, be32_to_cpu(bth->qpn) &
 				 SROCE_BTH_QPN_MASK);
 	if (qp && transport == SROCE_TRANSPORT_UD &&
-	    qp->ibqp.qp_type != IB_QPT_RC) {
+	    (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)) {
 		sroce_ud_rcv(qp, &pkt);
 		goto out;
 	}
-	if (!qp || transport != SROCE_TRANSPORT_RC ||
-	    qp->ibqp.qp_type != IB_QPT_RC) {
+	if (!qp ||
+	    !((transport == SROCE_TRANSPORT_RC &&
+	       qp->ibqp.qp_type == IB_QPT_RC) ||
+	      (transport == SROCE_TRANSPORT_UC &&
+	       qp->ibqp.qp_type == IB_QPT_UC))) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
 		goto out;
 	}
 	sroce_rcv_saddr(skb, &pkt.saddr);
-	/* An RC QP talks to one peer; the path is set before RTR. */
+	/* A connected QP talks to one peer; the path is set before RTR. */
 	if (!ipv6_addr_equal(&pkt.saddr, &qp->path.daddr)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_WRONG_PEER);
 		goto out;

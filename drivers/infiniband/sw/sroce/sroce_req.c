@@ -54,7 +54,8 @@ static bool sroce_op_is_rdatomic(u32 op)
 /* Operations on this side only: no packets, no PSNs. */
 static bool sroce_op_is_local(u32 op)
 {
-	return op == IB_UVERBS_WR_LOCAL_INV || op == SROCE_WR_REG_MR;
+	return op == IB_UVERBS_WR_LOCAL_INV || op == SROCE_WR_REG_MR ||
+	       op == IB_UVERBS_WR_BIND_MW;
 }
 
 static bool sroce_op_is_atomic(u32 op)
@@ -79,6 +80,8 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 op)
 		return IB_WC_LOCAL_INV;
 	case SROCE_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	default:
 		return IB_WC_SEND;
 	}
@@ -165,7 +168,8 @@ static int sroce_req_check(struct sroce_qp *qp, struct sroce_send_wqe *w,
 	*len = 0;
 	if (sroce_op_is_local(op)) {
 		/* Registrations come from kernel consumers alone. */
-		if (qp->ibqp.qp_type != IB_QPT_RC ||
+		if ((qp->ibqp.qp_type != IB_QPT_RC &&
+		     qp->ibqp.qp_type != IB_QPT_UC) ||
 		    (op == SROCE_WR_REG_MR && !qp->kernel))
 			return IB_WC_LOC_QP_OP_ERR;
 		return IB_WC_SUCCESS;
@@ -173,8 +177,13 @@ static int sroce_req_check(struct sroce_qp *qp, struct sroce_send_wqe *w,
 	if (!data_op && !sroce_op_is_rdatomic(op))
 		return IB_WC_LOC_QP_OP_ERR;
 	/* Datagrams are sends, one packet each. */
-	if (qp->ibqp.qp_type != IB_QPT_RC &&
+	if ((qp->ibqp.qp_type == IB_QPT_UD ||
+	     qp->ibqp.qp_type == IB_QPT_GSI) &&
 	    op != IB_UVERBS_WR_SEND && op != IB_UVERBS_WR_SEND_WITH_IMM)
+		return IB_WC_LOC_QP_OP_ERR;
+	/* UC: sends and writes, no reads, atomics or invalidation. */
+	if (qp->ibqp.qp_type == IB_QPT_UC &&
+	    (sroce_op_is_rdatomic(op) || op == IB_UVERBS_WR_SEND_WITH_INV))
 		return IB_WC_LOC_QP_OP_ERR;
 
 	if (w->send_flags & SROCE_SEND_F_INLINE) {
@@ -260,7 +269,7 @@ static void sroce_req_seek(struct sroce_qp *qp, struct sroce_send_wqe *w,
 	req->sge_off = off;
 }
 
-static u8 sroce_req_opcode(u32 op, bool first, bool last)
+static u8 sroce_req_opcode(u8 transport, u32 op, bool first, bool last)
 {
 	u8 o;
 
@@ -311,7 +320,7 @@ static u8 sroce_req_opcode(u32 op, bool first, bool last)
 		o = SROCE_OP_FETCH_ADD;
 		break;
 	}
-	return SROCE_TRANSPORT_RC | o;
+	return transport | o;
 }
 
 static bool sroce_req_more_posted(struct sroce_qp *qp)
@@ -335,6 +344,7 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 	bool imm = op == IB_UVERBS_WR_SEND_WITH_IMM ||
 		   op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	bool inv = op == IB_UVERBS_WR_SEND_WITH_INV;
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
 	bool write = op == IB_UVERBS_WR_RDMA_WRITE ||
 		     op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	struct sk_buff *skb;
@@ -354,15 +364,19 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 			ext_len += SROCE_RETH_BYTES;
 		if ((imm || inv) && last)
 			ext_len += SROCE_IMMDT_BYTES;
-		ackreq = req->since_ackreq + 1 >= SROCE_ACKREQ_EVERY ||
-			 (last && (qp->sq_sig_all ||
-				   (w->send_flags & SROCE_SEND_F_SIGNALED) ||
-				   !sroce_req_more_posted(qp)));
+		/* UC has no acknowledgments to ask for. */
+		ackreq = !uc &&
+			 (req->since_ackreq + 1 >= SROCE_ACKREQ_EVERY ||
+			  (last && (qp->sq_sig_all ||
+				    (w->send_flags & SROCE_SEND_F_SIGNALED) ||
+				    !sroce_req_more_posted(qp))));
 	}
 	se = last && (w->send_flags & SROCE_SEND_F_SOLICITED) &&
 	     (op == IB_UVERBS_WR_SEND || imm || inv);
 
-	skb = sroce_tx_alloc(qp, sroce_req_opcode(op, first, last),
+	skb = sroce_tx_alloc(qp, sroce_req_opcode(uc ? SROCE_TRANSPORT_UC :
+						       SROCE_TRANSPORT_RC,
+						  op, first, last),
 			     op == IB_UVERBS_WR_RDMA_READ ?
 			     sroce_read_next_psn(qp, st) : req->psn,
 			     ackreq, se, ext_len, plen, &ext, &payload);
@@ -455,8 +469,9 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_send_wqe *w,
 		if (w->opcode == SROCE_WR_REG_MR)
 			status = sroce_mr_fast_reg(qp, w->wr.rdma.remote_addr,
 						   w->wr.rdma.rkey, w->ex);
-		else if (sroce_mr_invalidate(to_sdev(qp->ibqp.device),
-					     qp->ibqp.pd, w->ex))
+		else if (w->opcode == IB_UVERBS_WR_BIND_MW)
+			status = sroce_mw_bind(qp, w);
+		else if (sroce_mr_invalidate(qp, w->ex))
 			status = IB_WC_LOC_PROT_ERR;
 		st->first_psn = req->psn;
 		req->started++;
@@ -488,7 +503,7 @@ static bool sroce_req_progress(struct sroce_qp *qp, int budget)
 	struct sroce_send_wqe *w;
 	int err;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
 		return sroce_ud_progress(qp, budget);
 	while (budget > 0) {
 		if (sroce_qp_state(qp) != IB_QPS_RTS || req->rnr_wait ||
@@ -534,8 +549,15 @@ static bool sroce_req_progress(struct sroce_qp *qp, int budget)
 			st->status = IB_WC_LOC_PROT_ERR;
 			continue;
 		}
-		sroce_req_arm_timer(qp);
 		budget--;
+		if (qp->ibqp.qp_type != IB_QPT_UC) {
+			sroce_req_arm_timer(qp);
+			continue;
+		}
+		/* UC: a message is done once its last packet is out. */
+		req->una = req->psn;
+		while (req->head != req->next)
+			sroce_req_complete(qp, IB_WC_SUCCESS);
 	}
 	return true;
 }
@@ -564,7 +586,8 @@ void sroce_req_kick(struct sroce_qp *qp)
 		more = sroce_req_progress(qp, SROCE_TX_BUDGET);
 		spin_unlock(&qp->req_lock);
 		/* Datagrams may go anywhere, this device included. */
-		if (qp->path.loopback || qp->ibqp.qp_type != IB_QPT_RC)
+		if (qp->path.loopback || qp->ibqp.qp_type == IB_QPT_UD ||
+		    qp->ibqp.qp_type == IB_QPT_GSI)
 			sroce_lo_drain(to_sdev(qp->ibqp.device));
 		local_bh_enable();
 		if (more)
@@ -808,8 +831,7 @@ static void sroce_req_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	memcpy(&wire, pkt->hdr + SROCE_BTH_BYTES + SROCE_AETH_BYTES,
 	       sizeof(wire));
 	orig = be64_to_cpu(wire);
-	mr = sroce_mr_lookup(to_sdev(qp->ibqp.device),
-			     sroce_swqe_sge(w)->lkey, qp->ibqp.pd,
+	mr = sroce_mr_lookup(qp, sroce_swqe_sge(w)->lkey,
 			     sroce_swqe_sge(w)->addr, sizeof(orig),
 			     IB_ACCESS_LOCAL_WRITE);
 	if (!mr) {

@@ -49,6 +49,9 @@ static void sroce_resp_aeth(struct sroce_qp *qp, u8 syn, u32 psn)
 {
 	struct sroce_resp *resp = &qp->resp;
 
+	/* UC acknowledges nothing. */
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		return;
 	if (resp->rp_head != resp->rp_tail) {
 		resp->aeth_valid = true;
 		resp->aeth_syn = syn;
@@ -87,11 +90,15 @@ static void sroce_resp_complete_recv_ex(struct sroce_qp *qp, int status,
 		cqe.wc_flags = wc_flags;
 	}
 	resp->in_send = false;
-	/*
-	 * Release the slot before the completion appears, so a consumer that
-	 * reposts on seeing it finds room; the WQE was copied long ago.
-	 */
-	smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
+	/* An SRQ's slot was released when it was taken. */
+	if (!qp->ibqp.srq) {
+		/*
+		 * Release the slot before the completion appears, so a
+		 * consumer that reposts on seeing it finds room; the WQE was
+		 * copied long ago.
+		 */
+		smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
+	}
 	sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, se);
 }
 
@@ -117,8 +124,10 @@ static void sroce_resp_nak(struct sroce_qp *qp, u8 code, u32 psn,
 {
 	struct sroce_resp *resp = &qp->resp;
 
-	sroce_count(sroce_qp_dev(qp), SROCE_CNT_NAK_SENT);
-	sroce_resp_send_aeth(qp, SROCE_AETH_NAK | code, psn);
+	if (qp->ibqp.qp_type != IB_QPT_UC) {
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_NAK_SENT);
+		sroce_resp_send_aeth(qp, SROCE_AETH_NAK | code, psn);
+	}
 	/* A receive WQE the message was filling completes in error too. */
 	if (resp->in_send)
 		sroce_resp_complete_recv(qp, recv_status ? recv_status :
@@ -148,6 +157,13 @@ bool sroce_resp_take_rwqe(struct sroce_qp *qp)
 	const struct sroce_recv_wqe *src;
 	u32 prod;
 
+	if (qp->ibqp.srq) {
+		if (!sroce_srq_take(qp))
+			return false;
+		resp->in_send = true;
+		resp->recv_off = 0;
+		return true;
+	}
 	/* Acquire: the entries before prod are written. */
 	prod = smp_load_acquire(&qp->rq.hdr->prod);
 	if (prod == resp->rq_cons)
@@ -177,11 +193,52 @@ bool sroce_resp_take_rwqe(struct sroce_qp *qp)
  */
 static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp, u32 psn)
 {
+	struct sroce_resp *resp = &qp->resp;
+
+	/* UC: the WQE of a message lost midway serves the next one. */
+	if (resp->uc_reuse) {
+		resp->uc_reuse = false;
+		resp->in_send = true;
+		resp->recv_off = 0;
+		return true;
+	}
 	if (sroce_resp_take_rwqe(qp))
 		return true;
-	if (sroce_qp_state(qp) != IB_QPS_ERR)
+	if (qp->ibqp.qp_type == IB_QPT_UC)	/* no RNR: dropped */
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DROP_NO_RECV);
+	else if (sroce_qp_state(qp) != IB_QPS_ERR)
 		sroce_resp_rnr(qp, psn);
 	return false;
+}
+
+/*
+ * UC ordering (IBA 9.8.3): a PSN other than the expected one means packets
+ * were lost; the message they belonged to is dropped, and a new one may
+ * start with this packet. Return false when the packet is to be dropped.
+ */
+static bool sroce_resp_uc_in_order(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				   u8 op)
+{
+	struct sroce_resp *resp = &qp->resp;
+	bool starts = op == SROCE_OP_SEND_FIRST || op == SROCE_OP_SEND_ONLY ||
+		      op == SROCE_OP_SEND_ONLY_IMM ||
+		      op == SROCE_OP_WRITE_FIRST || op == SROCE_OP_WRITE_ONLY ||
+		      op == SROCE_OP_WRITE_ONLY_IMM;
+
+	if (pkt->psn != resp->epsn) {
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_OUT_OF_SEQ);
+		if (resp->in_send) {
+			resp->in_send = false;
+			resp->uc_reuse = true;
+		}
+		resp->in_write = false;
+		resp->epsn = pkt->psn;
+	}
+	if (!starts && !resp->in_send && !resp->in_write) {
+		resp->epsn = (pkt->psn + 1) & SROCE_PSN_MASK;
+		return false;
+	}
+	return true;
 }
 
 static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -222,10 +279,9 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	resp->recv_off += pkt->payload_len;
 	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
 	if (last && inv) {
-		/* SEND with invalidate: an FRMR of this QP's PD, by rkey. */
+		/* SEND with invalidate: an FRMR or type 2 MW, by rkey. */
 		memcpy(&ieth, pkt->hdr + SROCE_BTH_BYTES, sizeof(ieth));
-		if (sroce_mr_invalidate(sroce_qp_dev(qp), qp->ibqp.pd,
-					be32_to_cpu(ieth))) {
+		if (sroce_mr_invalidate(qp, be32_to_cpu(ieth))) {
 			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn,
 				       IB_WC_LOC_ACCESS_ERR);
 			return;
@@ -250,7 +306,6 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			     u8 op)
 {
-	struct sroce_dev *sdev = sroce_qp_dev(qp);
 	struct sroce_resp *resp = &qp->resp;
 	bool first = op == SROCE_OP_WRITE_FIRST || op == SROCE_OP_WRITE_ONLY ||
 		     op == SROCE_OP_WRITE_ONLY_IMM;
@@ -280,8 +335,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return;
 		}
 		/* A zero-length write checks no key (IBA 9.7.4.1.4). */
-		if (rlen && !sroce_mr_lookup(sdev, be32_to_cpu(reth->rkey),
-					     qp->ibqp.pd,
+		if (rlen && !sroce_mr_lookup(qp, be32_to_cpu(reth->rkey),
 					     be64_to_cpu(reth->va), rlen,
 					     IB_ACCESS_REMOTE_WRITE)) {
 			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
@@ -301,7 +355,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return;
 	if (len) {
 		/* The region may have gone since the first packet. */
-		mr = sroce_mr_lookup(sdev, resp->write_rkey, qp->ibqp.pd,
+		mr = sroce_mr_lookup(qp, resp->write_rkey,
 				     resp->write_va, len,
 				     IB_ACCESS_REMOTE_WRITE);
 		if (!mr || sroce_mr_copy_to_skb(mr, resp->write_va, pkt->skb,
@@ -359,8 +413,7 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 		if (op != SROCE_OP_READ_RESPONSE_MIDDLE)
 			ext_len = SROCE_AETH_BYTES;
 		if (plen) {
-			mr = sroce_mr_lookup(sroce_qp_dev(qp), r->rkey,
-					     qp->ibqp.pd, r->va, plen,
+			mr = sroce_mr_lookup(qp, r->rkey, r->va, plen,
 					     IB_ACCESS_REMOTE_READ);
 			/* Deregistered mid-read: the requester will retry. */
 			if (!mr)
@@ -463,7 +516,7 @@ static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	};
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ) ||
-	    (r.left && !sroce_mr_lookup(sroce_qp_dev(qp), r.rkey, qp->ibqp.pd,
+	    (r.left && !sroce_mr_lookup(qp, r.rkey,
 					r.va, r.left, IB_ACCESS_REMOTE_READ))) {
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
 		return false;
@@ -499,8 +552,8 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
 		return;
 	}
-	mr = sroce_mr_lookup(sroce_qp_dev(qp), be32_to_cpu(a->rkey),
-			     qp->ibqp.pd, va, 8, IB_ACCESS_REMOTE_ATOMIC);
+	mr = sroce_mr_lookup(qp, be32_to_cpu(a->rkey), va, 8,
+			     IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr) {
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
 		return;
@@ -581,6 +634,11 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DROP_QP_STATE);
 		goto out;
 	}
+	if (qp->ibqp.qp_type == IB_QPT_UC) {
+		if (!sroce_resp_uc_in_order(qp, pkt, op))
+			goto out;
+		goto execute;
+	}
 	diff = sroce_psn_cmp(pkt->psn, resp->epsn);
 	if (diff < 0) {
 		sroce_resp_duplicate(qp, pkt, op);
@@ -597,6 +655,7 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 	resp->nak_seq_sent = false;
 
+execute:
 	switch (op) {
 	case SROCE_OP_SEND_FIRST:
 	case SROCE_OP_SEND_MIDDLE:
@@ -639,7 +698,7 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_resp_atomic(qp, pkt, op);
 		break;
 	default:
-		/* Send with invalidate: not offered by this device. */
+		/* Opcodes of other transports never get here. */
 		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
 		break;
 	}
@@ -665,6 +724,8 @@ void sroce_resp_init(struct sroce_qp *qp)
 	resp->rp_head = 0;
 	resp->rp_tail = 0;
 	resp->aeth_valid = false;
+	resp->last_wqe_event = false;
+	resp->uc_reuse = false;
 	memset(resp->atomics, 0, sizeof(resp->atomics));
 }
 
@@ -693,6 +754,20 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	if (resp->in_send)
 		sroce_resp_complete_recv(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0,
 					 NULL, false);
+	if (qp->ibqp.srq) {
+		/* The SRQ's WQEs are not this QP's to flush (IBA 10.3.1). */
+		if (!resp->last_wqe_event && qp->ibqp.event_handler) {
+			struct ib_event ev = {
+				.device = qp->ibqp.device,
+				.element.qp = &qp->ibqp,
+				.event = IB_EVENT_QP_LAST_WQE_REACHED,
+			};
+
+			resp->last_wqe_event = true;
+			qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+		}
+		goto out;
+	}
 	/* Acquire: the entries before prod are written. */
 	prod = smp_load_acquire(&qp->rq.hdr->prod);
 	if (prod - resp->rq_cons > qp->rq.num_entries)
@@ -704,6 +779,7 @@ void sroce_resp_flush(struct sroce_qp *qp)
 		smp_store_release(&qp->rq.hdr->cons, ++resp->rq_cons);
 		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, false);
 	}
+out:
 	resp->in_write = false;
 	resp->rp_head = resp->rp_tail;
 	resp->aeth_valid = false;

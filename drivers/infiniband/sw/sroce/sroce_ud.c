@@ -139,8 +139,10 @@ static void sroce_ud_complete(struct sroce_qp *qp, struct sroce_cqe *cqe,
 
 	cqe->wr_id = resp->rwqe->wr_id;
 	resp->in_send = false;
-	/* Release: the slot was copied; free it before completing it. */
-	smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
+	if (!qp->ibqp.srq) {
+		/* Release: the slot was copied; free it before completing. */
+		smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
+	}
 	sroce_cq_post(to_scq(qp->ibqp.recv_cq), cqe, se);
 }
 

@@ -27,16 +27,20 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/* Fast registration, local invalidate and send with invalidate. */
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
-				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 	/* Kernel consumers may use lkey 0 in any of their PDs. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	/*
-	 * Objects sroce does not implement yet (SRQs, memory windows,
-	 * multicast groups) keep a limit of zero.
+	 * Objects sroce does not implement yet (multicast groups, XRC) keep
+	 * a limit of zero.
 	 */
 	attr->max_pd = SROCE_MAX_PD;
 	attr->max_mr = SROCE_MAX_MR;
+	/* Windows share the MR table (and its key space) with regions. */
+	attr->max_mw = SROCE_MAX_MR;
 	attr->max_mr_size = SROCE_MAX_MR_SIZE;
 	attr->max_cq = SROCE_MAX_CQ;
 	attr->max_cqe = SROCE_MAX_CQE;
@@ -48,6 +52,9 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_ah = SROCE_MAX_AH;
+	attr->max_srq = SROCE_MAX_SRQ;
+	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
+	attr->max_srq_sge = SROCE_MAX_SGE;
 	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
 	/* Responder atomics are CPU atomics on the target: atomic HCA-wide. */
 	attr->atomic_cap = IB_ATOMIC_HCA;
