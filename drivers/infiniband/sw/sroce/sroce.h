@@ -861,5 +861,6 @@ __le32 sroce_icrc(const struct sk_buff *skb, unsigned int bth_off,
 /* sroce_main.c */
 void sroce_dev_netdev_gone(struct sroce_dev *sdev);
 extern struct workqueue_struct *sroce_data_wq;
+extern struct workqueue_struct *sroce_kernel_wq;
 
 #endif /* SROCE_H */

@@ -177,8 +177,24 @@ int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
 	 * requester's between flags and prod), then ring only when asked to.
 	 */
 	smp_mb();
-	if (READ_ONCE(qp->sq.hdr->flags) & SROCE_RING_NEED_DOORBELL)
-		sroce_qp_sq_doorbell(qp);
+	if (!(READ_ONCE(qp->sq.hdr->flags) & SROCE_RING_NEED_DOORBELL))
+		return err;
+	/*
+	 * Loopback: the sender would also deliver, execute and complete what
+	 * it sends, all in the poster's context (a storage submission path);
+	 * a worker on any CPU does it instead, in parallel. Looped-back
+	 * packets keep their order whichever CPU sends them; packets for the
+	 * wire would not, so those are sent from here.
+	 */
+	if (qp->path.loopback && sroce_qp_state(qp) == IB_QPS_RTS &&
+	    !qp->dead) {
+		WRITE_ONCE(qp->sq.hdr->flags, 0);
+		/* Pairs with the requester's barrier between flags and prod. */
+		smp_mb();
+		queue_work(sroce_kernel_wq, &qp->req_work);
+		return err;
+	}
+	sroce_qp_sq_doorbell(qp);
 	return err;
 }
 

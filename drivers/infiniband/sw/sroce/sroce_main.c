@@ -37,6 +37,7 @@ static DEFINE_MUTEX(sroce_dev_list_lock);
 static struct workqueue_struct *sroce_wq;
 /* Data-path work: continued sending, read responses, flushes. */
 struct workqueue_struct *sroce_data_wq;
+struct workqueue_struct *sroce_kernel_wq;
 
 static void sroce_dealloc_driver(struct ib_device *ibdev)
 {
@@ -343,12 +344,21 @@ static int __init sroce_init(void)
 		err = -ENOMEM;
 		goto err_wq;
 	}
+	/* Kernel consumers' loopback sending, off their CPUs (kverbs.c). */
+	sroce_kernel_wq = alloc_workqueue("sroce_kernel",
+					  WQ_HIGHPRI | WQ_UNBOUND, 0);
+	if (!sroce_kernel_wq) {
+		err = -ENOMEM;
+		goto err_data_wq;
+	}
 	err = sroce_net_init();
 	if (err)
-		goto err_data_wq;
+		goto err_kernel_wq;
 	rdma_link_register(&sroce_link_ops);
 	return 0;
 
+err_kernel_wq:
+	destroy_workqueue(sroce_kernel_wq);
 err_data_wq:
 	destroy_workqueue(sroce_data_wq);
 err_wq:
@@ -363,6 +373,7 @@ static void __exit sroce_exit(void)
 	sroce_reap_devices(true);
 	/* No device has our rx_handler now, so no new unregister work. */
 	sroce_net_exit();
+	destroy_workqueue(sroce_kernel_wq);
 	destroy_workqueue(sroce_data_wq);
 	destroy_workqueue(sroce_wq);
 }
