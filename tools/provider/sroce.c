@@ -219,6 +219,8 @@ static int sroce_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 
 static const struct verbs_context_ops sroce_ctx_ops = {
 	.alloc_mw = sroce_alloc_mw,
+	/* Multicast membership is kernel state alone. */
+	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = sroce_bind_mw,
 	.dealloc_mw = sroce_dealloc_mw,
 	.alloc_pd = sroce_alloc_pd,
@@ -234,6 +236,7 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = sroce_free_context,
 	.modify_qp = sroce_modify_qp,
 	.modify_srq = sroce_modify_srq,

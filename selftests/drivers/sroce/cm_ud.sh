@@ -5,7 +5,8 @@
 # Over one device (loopback) and across a veth into another netns, each
 # with IPv4 and IPv6 addresses:
 #  - rping -V (RC, data verified), ucmatose (RC, several connections),
-#    udaddy (UD QPs addressed through the CM), rdma_server/rdma_client;
+#    udaddy (UD QPs addressed through the CM), rdma_server/rdma_client,
+#    and mckey (UD multicast through the CM, IPv4 groups);
 #  - perftest over the CM (ib_send_bw -R, ib_write_bw -R), over UD
 #    (ib_send_bw -c UD, ib_send_lat -c UD) and over UC (ib_send_bw -c UC,
 #    ib_write_bw -c UC), ibv_ud_pingpong and ibv_uc_pingpong -c (data
@@ -13,7 +14,7 @@
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
-for t in rping ucmatose udaddy rdma_server rdma_client ibv_ud_pingpong \
+for t in rping ucmatose udaddy rdma_server rdma_client mckey ibv_ud_pingpong \
 	ibv_uc_pingpong ib_send_bw ib_send_lat ib_write_bw; do
 	command -v "$t" >/dev/null || sr_skip "$t missing (rdmacm-utils, perftest)"
 done
@@ -24,6 +25,7 @@ n=$(( SR_TAG % 250 + 1 ))
 PORT=$(( 21000 + (SR_TAG % 400) * 20 ))
 RUN=90
 RUNS=0
+MC=0
 
 # pair DESC NS TCPPORT SERVER... -- CLIENT...: run the server (in netns
 # NS if set), wait until it listens (on TCP port TCPPORT if not empty,
@@ -52,6 +54,11 @@ pair() {
 		sleep 2
 	done
 	wait "$srv" || ok=0
+	# Some tools (mckey, udaddy) exit 0 after a failed CM event.
+	if grep -qE "RDMA_CM_EVENT_[A-Z_]*ERROR|return status [^0]" \
+		"$out.client" "$out.server"; then
+		ok=0
+	fi
 	if [ $ok = 0 ]; then
 		sed "s/^/# $desc client: /" "$out.client"
 		sed "s/^/# $desc server: /" "$out.server"
@@ -70,6 +77,13 @@ cm_suite() {
 		udaddy -s "$s" -b "$b" -C 20
 	pair "$w: rdma_server/rdma_client" "$netns" "" rdma_server -s "$s" -- \
 		rdma_client -s "$s"
+	case $s in
+	*:*) ;;
+	*)	# The receiver joins and waits; the sender joins and sends.
+		MC=$((MC + 1))
+		pair "$w: mckey" "$netns" "" mckey -m "239.3.$n.$MC" -b "$s" \
+			-C 10 -- mckey -m "239.3.$n.$MC" -b "$b" -s -C 10 ;;
+	esac
 }
 
 # pt_suite WHERE NS SDEV SGID CDEV CGID HOST: perftest over CM and UD.

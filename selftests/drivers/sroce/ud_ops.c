@@ -356,4 +356,100 @@ TEST_F(ud, ah_of_another_pd_is_refused)
 	EXPECT_EQ(0, ibv_dealloc_pd(pd2));
 }
 
+/* A multicast GID, ::ffff:239.1.x.1, and an AH to it. */
+static struct ibv_ah *mcast_ah(struct _test_data_ud *self, union ibv_gid *g)
+{
+	struct ibv_ah_attr a = { .is_global = 1, .port_num = 1 };
+
+	memset(g, 0, sizeof(*g));
+	g->raw[10] = 0xff;
+	g->raw[11] = 0xff;
+	g->raw[12] = 239;
+	g->raw[13] = 1;
+	g->raw[14] = getpid() % 250 + 1;
+	g->raw[15] = 1;
+	a.grh.dgid = *g;
+	a.grh.sgid_index = self->gid_index;
+	a.grh.hop_limit = 1;
+	return ibv_create_ah(self->pd, &a);
+}
+
+static int post_recv_on(struct _test_data_ud *self, struct ibv_qp *qp,
+			uint64_t id, size_t off)
+{
+	struct ibv_sge s = { (uintptr_t)self->buf + off, GRH + 512,
+			     self->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/*
+ * Two QPs attached to a group both receive one datagram sent to it (QPN
+ * 0xffffff); once one detaches, only the other does. Attaching a unicast
+ * GID, or an RC QP, is refused.
+ */
+TEST_F(ud, multicast_attach_send_detach)
+{
+	struct ibv_qp *third = make_ud_qp(self->pd, self->cq[1], QKEY);
+	struct ibv_sge s = { (uintptr_t)self->buf, 100, self->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+	union ibv_gid mgid, ugid;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	int got1 = 0, got3 = 0, i;
+
+	ASSERT_NE(NULL, third);
+	ah = mcast_ah(self, &mgid);
+	ASSERT_NE(NULL, ah);
+	ASSERT_EQ(0, ibv_query_gid(self->d.ctx, 1, self->gid_index, &ugid));
+	EXPECT_NE(0, ibv_attach_mcast(self->qp[1], &ugid, 0));
+	ASSERT_EQ(0, ibv_attach_mcast(self->qp[1], &mgid, 0));
+	ASSERT_EQ(0, ibv_attach_mcast(third, &mgid, 0));
+	ASSERT_EQ(0, post_recv_on(self, self->qp[1], 1, RECV_OFF));
+	ASSERT_EQ(0, post_recv_on(self, third, 3, RECV_OFF + 1024));
+	fill(self->buf, 100, 5);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 0xffffff;
+	wr.wr.ud.remote_qkey = QKEY;
+	ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	/* Both receives complete on cq[1], in either order. */
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(GRH + 100, wc.byte_len);
+		EXPECT_EQ(self->qp[0]->qp_num, wc.src_qp);
+		if (wc.wr_id == 1)
+			got1++;
+		if (wc.wr_id == 3)
+			got3++;
+	}
+	EXPECT_EQ(1, got1);
+	EXPECT_EQ(1, got3);
+	EXPECT_EQ(0, memcmp(self->buf, self->buf + RECV_OFF + GRH, 100));
+	EXPECT_EQ(0, memcmp(self->buf, self->buf + RECV_OFF + 1024 + GRH,
+			    100));
+
+	/* The third QP leaves: only QP 1 gets the next one. */
+	ASSERT_EQ(0, ibv_detach_mcast(third, &mgid, 0));
+	EXPECT_NE(0, ibv_detach_mcast(third, &mgid, 0));
+	ASSERT_EQ(0, post_recv_on(self, self->qp[1], 4, RECV_OFF));
+	ASSERT_EQ(0, post_recv_on(self, third, 5, RECV_OFF + 1024));
+	ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	EXPECT_EQ(4, wc.wr_id);
+	EXPECT_EQ(0, poll_one(self->cq[1], &wc, 300));
+
+	EXPECT_EQ(0, ibv_detach_mcast(self->qp[1], &mgid, 0));
+	EXPECT_EQ(0, ibv_destroy_ah(ah));
+	EXPECT_EQ(0, ibv_destroy_qp(third));
+}
+
 TEST_HARNESS_MAIN

@@ -38,6 +38,10 @@
 #define SROCE_MAX_QP_WR		BIT(14)
 #define SROCE_MAX_AH		BIT(16)
 #define SROCE_MAX_SRQ		BIT(14)
+#define SROCE_MAX_MCAST_GRP	256
+#define SROCE_MAX_MCAST_QP_ATTACH	16
+/* The destination QPN of datagrams to multicast groups. */
+#define SROCE_MCAST_QPN		0xffffff
 #define SROCE_MAX_SRQ_WR	BIT(16)
 /* Pages one fast-register MR maps (max_fast_reg_page_list_len). */
 #define SROCE_MAX_FRMR_PAGES	1024
@@ -233,6 +237,9 @@ struct sroce_mw {
  * @local_dma_mr: the region the local DMA lkey 0 names (kernel PDs only)
  * @mw_lock: serialises binding memory windows with deregistering the
  *	regions and windows involved
+ * @mcast_list: multicast groups with attached QPs (RCU; sroce_mcast.c)
+ * @mcast_lock: serialises attach and detach
+ * @num_mcg: groups in @mcast_list
  */
 struct sroce_dev {
 	struct ib_device ibdev;
@@ -264,9 +271,13 @@ struct sroce_dev {
 	spinlock_t lo_drain_lock;	/* one drainer of lo_queue */
 	struct sroce_mr local_dma_mr;
 	spinlock_t mw_lock;	/* bindings against deregistration */
+	struct list_head mcast_list;
+	spinlock_t mcast_lock;	/* attach and detach */
+	u32 num_mcg;
 };
 
 struct sroce_qp;
+struct sroce_pkt;
 
 struct sroce_ucontext {
 	struct ib_ucontext ibuctx;
@@ -352,6 +363,7 @@ struct sroce_srq {
  * @flow_label: IPv6 flow label
  * @sport: UDP source port, spreading QPs over flows
  * @sgid_index: index of the source GID (for query_ah)
+ * @mcast: the destination is a multicast group
  */
 struct sroce_path {
 	u8 dmac[ETH_ALEN];
@@ -364,6 +376,7 @@ struct sroce_path {
 	u32 flow_label;
 	__be16 sport;
 	u8 sgid_index;
+	bool mcast;
 };
 
 /**
@@ -523,6 +536,7 @@ struct sroce_resp {
  * @cap: capabilities granted at creation
  * @sq_sig_all: every send WQE completes
  * @kernel: created by a kernel consumer, which posts through the verbs
+ * @mcast_attached: multicast groups it is attached to (mcast_lock)
  * @sq_post_lock: serialises kernel posters to @sq
  * @rq_post_lock: serialises kernel posters to @rq
  * @sq: send ring (user or kernel consumer produces)
@@ -549,6 +563,7 @@ struct sroce_qp {
 	struct ib_qp_cap cap;
 	bool sq_sig_all;
 	bool kernel;
+	u32 mcast_attached;
 	spinlock_t sq_post_lock;	/* kernel posters to sq */
 	spinlock_t rq_post_lock;	/* kernel posters to rq */
 	struct sroce_ring sq;
@@ -689,6 +704,13 @@ int sroce_mw_invalidate(struct sroce_qp *qp, struct sroce_mr *win);
 struct sroce_mr *sroce_mw_resolve(struct sroce_mr *win, struct sroce_qp *qp,
 				  u64 va, u64 end, int access);
 bool sroce_mr_unbindable(struct sroce_dev *sdev, struct sroce_mr *mr);
+
+/* sroce_mcast.c */
+int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void sroce_mcast_detach_all(struct sroce_qp *qp);
+bool sroce_mcast_has(struct sroce_dev *sdev, const union ib_gid *gid);
+void sroce_mcast_rcv(struct sroce_dev *sdev, struct sroce_pkt *pkt);
 
 /* sroce_srq.c */
 int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

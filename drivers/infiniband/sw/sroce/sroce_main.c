@@ -49,6 +49,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	/* The core destroyed every user object before calling us. */
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->mr_xa);
+	WARN_ON(!list_empty(&sdev->mcast_list));
 	WARN_ON(!xa_empty(&sdev->ah_xa));
 	xa_destroy(&sdev->ah_xa);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
@@ -136,6 +137,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
+	.attach_mcast = sroce_attach_mcast,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_user_ah = sroce_create_ah,
@@ -150,6 +152,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
+	.detach_mcast = sroce_detach_mcast,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_dev_fw_str = sroce_get_dev_fw_str,
 	.get_dma_mr = sroce_get_dma_mr,
@@ -266,6 +269,8 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	ibdev->local_dma_lkey = 0;
 	sroce_mr_init_local_dma(sdev);
 	spin_lock_init(&sdev->mw_lock);
+	INIT_LIST_HEAD(&sdev->mcast_list);
+	spin_lock_init(&sdev->mcast_lock);
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    ndev->dev_addr);
 	/* Legacy write() commands outside the core's default set. */

@@ -21,6 +21,8 @@
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 
+#include <rdma/ib_addr.h>
+
 #include "sroce.h"
 #include "sroce_hdr.h"
 
@@ -158,6 +160,9 @@ static bool sroce_is_roce_packet(struct sroce_dev *sdev,
 	/* The GID table exists from registration on. */
 	if (READ_ONCE(sdev->state) != SROCE_DEV_LIVE)
 		return false;
+	/* A group some QP of this device is attached to. */
+	if (rdma_is_multicast_addr((struct in6_addr *)&dgid))
+		return sroce_mcast_has(sdev, &dgid);
 	gid_attr = rdma_find_gid_by_port(&sdev->ibdev, &dgid,
 					 IB_GID_TYPE_ROCE_UDP_ENCAP,
 					 SROCE_PORT, skb->dev);
@@ -176,7 +181,8 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 	 * VLAN frames reach the lower device's handler when no VLAN device
 	 * claims their VID; they are not ours (priority tags, VID 0, are).
 	 */
-	if (skb->pkt_type != PACKET_HOST ||
+	if ((skb->pkt_type != PACKET_HOST &&
+	     skb->pkt_type != PACKET_MULTICAST) ||
 	    (skb_vlan_tag_present(skb) && skb_vlan_tag_get_id(skb)) ||
 	    !sroce_is_roce_packet(sdev, skb))
 		return RX_HANDLER_PASS;

@@ -277,6 +277,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qp->dead = true;
 	spin_unlock(&qp->resp_lock);
 	spin_unlock_bh(&qp->req_lock);
+	sroce_mcast_detach_all(qp);
 	xa_erase(&sdev->qp_xa, ibqp->qp_num);
 	/* Receivers found the QP under RCU; wait until none is left. */
 	synchronize_rcu_expedited();

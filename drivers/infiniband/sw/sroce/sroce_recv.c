@@ -97,10 +97,17 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 	struct sroce_qp *qp;
 
 	u8 transport = pkt.opcode & SROCE_TRANSPORT_MASK;
+	u32 dqpn = be32_to_cpu(bth->qpn) & SROCE_BTH_QPN_MASK;
 
 	rcu_read_lock();
-	qp = sroce_qp_lookup_rcu(sdev, be32_to_cpu(bth->qpn) &
-				 SROCE_BTH_QPN_MASK);
+	if (dqpn == SROCE_MCAST_QPN) {
+		if (transport == SROCE_TRANSPORT_UD)
+			sroce_mcast_rcv(sdev, &pkt);
+		else
+			sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+		goto out;
+	}
+	qp = sroce_qp_lookup_rcu(sdev, dqpn);
 	if (qp && transport == SROCE_TRANSPORT_UD &&
 	    (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)) {
 		sroce_ud_rcv(qp, &pkt);

@@ -19,6 +19,8 @@
 #include <net/ip6_checksum.h>
 #include <net/ipv6.h>
 
+#include <rdma/ib_addr.h>
+
 #include "sroce.h"
 #include "sroce_hdr.h"
 
@@ -42,8 +44,10 @@ int sroce_path_from_ah(struct sroce_dev *sdev, const struct rdma_ah_attr *av,
 	if (p->ipv6 == ipv6_addr_v4mapped(&p->daddr))
 		return -EINVAL;
 	memcpy(p->dmac, av->roce.dmac, ETH_ALEN);
-	p->loopback = ipv6_addr_equal(&p->saddr, &p->daddr) ||
-		      ether_addr_equal(p->dmac, sdev->ndev->dev_addr);
+	p->mcast = rdma_is_multicast_addr(&p->daddr);
+	p->loopback = !p->mcast &&
+		      (ipv6_addr_equal(&p->saddr, &p->daddr) ||
+		       ether_addr_equal(p->dmac, sdev->ndev->dev_addr));
 	if (p->loopback)
 		ether_addr_copy(p->dmac, sdev->ndev->dev_addr);
 	/* ECN-capable transport, so switches can mark instead of drop. */
@@ -269,6 +273,15 @@ void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
 	if (p->loopback) {
 		sroce_lo_queue(sdev, skb);
 		return;
+	}
+	/* A group with members here: they get a copy, the wire the rest. */
+	if (p->mcast && sroce_mcast_has(sdev, (const union ib_gid *)&p->daddr)) {
+		struct sk_buff *copy = skb_copy(skb, GFP_ATOMIC);
+
+		if (copy)
+			sroce_lo_queue(sdev, copy);
+		else
+			sroce_count(sdev, SROCE_CNT_TX_DROP);
 	}
 	eth = skb_push(skb, ETH_HLEN);
 	skb_reset_mac_header(skb);

@@ -33,10 +33,7 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 	/* Kernel consumers may use lkey 0 in any of their PDs. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
-	/*
-	 * Objects sroce does not implement yet (multicast groups, XRC) keep
-	 * a limit of zero.
-	 */
+	/* Objects sroce does not implement (XRC) keep a limit of zero. */
 	attr->max_pd = SROCE_MAX_PD;
 	attr->max_mr = SROCE_MAX_MR;
 	/* Windows share the MR table (and its key space) with regions. */
@@ -53,6 +50,10 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_ah = SROCE_MAX_AH;
 	attr->max_srq = SROCE_MAX_SRQ;
+	attr->max_mcast_grp = SROCE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SROCE_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP *
+					  SROCE_MAX_MCAST_QP_ATTACH;
 	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
 	attr->max_srq_sge = SROCE_MAX_SGE;
 	attr->max_pkeys = SROCE_PKEY_TABLE_LEN;
