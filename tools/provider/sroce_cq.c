@@ -20,6 +20,7 @@ SROCE_SAME(IBV_WC_RDMA_WRITE, IB_UVERBS_WC_RDMA_WRITE);
 SROCE_SAME(IBV_WC_RDMA_READ, IB_UVERBS_WC_RDMA_READ);
 SROCE_SAME(IBV_WC_COMP_SWAP, IB_UVERBS_WC_COMP_SWAP);
 SROCE_SAME(IBV_WC_FETCH_ADD, IB_UVERBS_WC_FETCH_ADD);
+SROCE_SAME(IBV_WC_ATOMIC_WRITE, SROCE_WC_ATOMIC_WRITE);
 
 /* The ex CQ's driver data starts right after the ex core response. */
 static_assert(offsetof(struct usroce_create_cq_ex_resp, drv_payload) == 16,

@@ -141,6 +141,19 @@ static void sroce_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 			add, 0);
 }
 
+/* Atomic write (IBA annex A19): its 8 bytes travel in the WQE. */
+static void sroce_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t remote_addr, const void *atomic_wr)
+{
+	struct sroce_send_wqe *wqe = sroce_wr_new(qpx, SROCE_WR_ATOMIC_WRITE);
+
+	if (!wqe)
+		return;
+	wqe->wr.atomic.remote_addr = remote_addr;
+	wqe->wr.atomic.rkey = rkey;
+	memcpy(&wqe->wr.atomic.swap, atomic_wr, sizeof(wqe->wr.atomic.swap));
+}
+
 static void sroce_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 				  const struct ibv_sge *sg_list)
 {
@@ -278,6 +291,7 @@ void sroce_qp_ex_init(struct sroce_qp *qp)
 
 	qpx->wr_atomic_cmp_swp = sroce_wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = sroce_wr_atomic_fetch_add;
+	qpx->wr_atomic_write = sroce_wr_atomic_write;
 	qpx->wr_rdma_read = sroce_wr_rdma_read;
 	qpx->wr_rdma_write = sroce_wr_rdma_write;
 	qpx->wr_rdma_write_imm = sroce_wr_rdma_write_imm;

@@ -203,6 +203,15 @@ struct sroce_send_wqe {
 	__u32 reserved;
 };
 
+/*
+ * IB_UVERBS_WR_ATOMIC_WRITE (ibv_wr_atomic_write) and its completion
+ * opcode, by value: older kernels' ib_user_verbs.h do not name them. Its
+ * WQE carries wr.atomic.remote_addr and rkey, and the 8 bytes to store, as
+ * they are in memory, in wr.atomic.swap.
+ */
+#define SROCE_WR_ATOMIC_WRITE	15
+#define SROCE_WC_ATOMIC_WRITE	9
+
 /* A receive work queue entry: this header, then num_sge struct sroce_sge. */
 struct sroce_recv_wqe {
 	__aligned_u64 wr_id;

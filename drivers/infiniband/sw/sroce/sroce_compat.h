@@ -38,4 +38,11 @@ sroce_create_cq_udata(sroce_create_cq_arg_t *udata)
 }
 #endif
 
+/* Atomic write (IBA annex A19) is known to the core from 6.2 on. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define SROCE_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define SROCE_DEVICE_ATOMIC_WRITE	0
+#endif
+
 #endif /* SROCE_COMPAT_H */

@@ -48,6 +48,8 @@ const struct sroce_opcode_info sroce_opcodes[256] = {
 	   true),
 	OP(RC, SEND_ONLY_INV, "RC_SEND_ONLY_INV", BTH + SROCE_IETH_BYTES,
 	   true),
+	/* IBA annex A19: eight bytes of payload, stored atomically. */
+	OP(RC, ATOMIC_WRITE, "RC_ATOMIC_WRITE", BTH + SROCE_RETH_BYTES, true),
 
 	OP(UC, SEND_FIRST, "UC_SEND_FIRST", BTH, true),
 	OP(UC, SEND_MIDDLE, "UC_SEND_MIDDLE", BTH, true),

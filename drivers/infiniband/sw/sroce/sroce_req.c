@@ -44,9 +44,10 @@ static const struct sroce_sge *sroce_swqe_sge(const struct sroce_send_wqe *w)
 	return (const struct sroce_sge *)(w + 1);
 }
 
+/* Operations answered by responses, holding a responder resource. */
 static bool sroce_op_is_rdatomic(u32 op)
 {
-	return op == IB_UVERBS_WR_RDMA_READ ||
+	return op == IB_UVERBS_WR_RDMA_READ || op == SROCE_WR_ATOMIC_WRITE ||
 	       op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 	       op == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 }
@@ -82,6 +83,8 @@ static enum ib_wc_opcode sroce_wc_opcode(u32 op)
 		return IB_WC_REG_MR;
 	case IB_UVERBS_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+	case SROCE_WR_ATOMIC_WRITE:
+		return SROCE_WC_ATOMIC_WRITE;
 	default:
 		return IB_WC_SEND;
 	}
@@ -137,7 +140,9 @@ static u32 sroce_wqe_npsn(struct sroce_qp *qp, u32 op, u32 len)
 {
 	if (sroce_op_is_local(op))
 		return 0;
-	return sroce_op_is_atomic(op) ? 1 : sroce_msg_npsn(qp, len);
+	if (sroce_op_is_atomic(op) || op == SROCE_WR_ATOMIC_WRITE)
+		return 1;
+	return sroce_msg_npsn(qp, len);
 }
 
 static u32 sroce_swqe_last_psn(const struct sroce_swqe_state *st)
@@ -176,6 +181,11 @@ static int sroce_req_check(struct sroce_qp *qp, struct sroce_send_wqe *w,
 	}
 	if (!data_op && !sroce_op_is_rdatomic(op))
 		return IB_WC_LOC_QP_OP_ERR;
+	/* Its 8 bytes are in the WQE; the target must be aligned (A19). */
+	if (op == SROCE_WR_ATOMIC_WRITE)
+		return qp->ibqp.qp_type == IB_QPT_RC &&
+		       !(w->wr.atomic.remote_addr & 7) ?
+		       IB_WC_SUCCESS : IB_WC_LOC_QP_OP_ERR;
 	/* Datagrams are sends, one packet each. */
 	if ((qp->ibqp.qp_type == IB_QPT_UD ||
 	     qp->ibqp.qp_type == IB_QPT_GSI) &&
@@ -316,6 +326,9 @@ static u8 sroce_req_opcode(u8 transport, u32 op, bool first, bool last)
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 		o = SROCE_OP_COMPARE_SWAP;
 		break;
+	case SROCE_WR_ATOMIC_WRITE:
+		o = SROCE_OP_ATOMIC_WRITE;
+		break;
 	default:
 		o = SROCE_OP_FETCH_ADD;
 		break;
@@ -355,6 +368,9 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 		sroce_req_seek(qp, w, 0);
 	if (sroce_op_is_atomic(op)) {
 		ext_len = SROCE_ATMETH_BYTES;
+	} else if (op == SROCE_WR_ATOMIC_WRITE) {
+		ext_len = SROCE_RETH_BYTES;
+		plen = sizeof(w->wr.atomic.swap);
 	} else if (op == IB_UVERBS_WR_RDMA_READ) {
 		ext_len = SROCE_RETH_BYTES;
 	} else {
@@ -392,6 +408,13 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 		a->swap_add = cpu_to_be64(cas ? w->wr.atomic.swap :
 						w->wr.atomic.compare_add);
 		a->compare = cpu_to_be64(cas ? w->wr.atomic.compare_add : 0);
+	} else if (op == SROCE_WR_ATOMIC_WRITE) {
+		struct sroce_reth *r = ext;
+
+		r->va = cpu_to_be64(w->wr.atomic.remote_addr);
+		r->rkey = cpu_to_be32(w->wr.atomic.rkey);
+		r->len = cpu_to_be32(plen);
+		memcpy(payload, &w->wr.atomic.swap, plen);
 	} else if (op == IB_UVERBS_WR_RDMA_READ) {
 		struct sroce_reth *r = ext;
 
@@ -415,7 +438,9 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 		memcpy(payload - SROCE_IETH_BYTES, &rkey, SROCE_IETH_BYTES);
 	}
 
-	if (plen && (w->send_flags & SROCE_SEND_F_INLINE)) {
+	if (op == SROCE_WR_ATOMIC_WRITE) {
+		/* Its payload is in place already. */
+	} else if (plen && (w->send_flags & SROCE_SEND_F_INLINE)) {
 		memcpy(payload, (u8 *)(w + 1) + req->off, plen);
 	} else if (plen) {
 		err = sroce_sgl_gather(qp, sroce_swqe_sge(w), w->num_sge,
@@ -777,6 +802,18 @@ static void sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		return;
 	w = sroce_swqe(qp, req->head);
 	st = sroce_sst(qp, req->head);
+	if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
+		/* Answered by one empty read response. */
+		if (pkt->psn != st->first_psn)
+			return;
+		if (op != SROCE_OP_READ_RESPONSE_ONLY || pkt->payload_len) {
+			sroce_req_fail(qp, IB_WC_BAD_RESP_ERR);
+			return;
+		}
+		sroce_req_advance_una(qp, pkt->psn + 1);
+		sroce_req_complete(qp, IB_WC_SUCCESS);
+		return;
+	}
 	if (w->opcode != IB_UVERBS_WR_RDMA_READ)
 		return;
 	expect = sroce_read_next_psn(qp, st);

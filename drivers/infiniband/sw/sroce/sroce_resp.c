@@ -579,6 +579,51 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	sroce_resp_queue(qp, &r);
 }
 
+/*
+ * ATOMIC WRITE (IBA annex A19): its eight bytes are stored at once, and
+ * the answer is an empty read response, queued in order with the others.
+ */
+static void sroce_resp_atomic_write(struct sroce_qp *qp,
+				    struct sroce_pkt *pkt)
+{
+	const struct sroce_reth *reth = (const void *)(pkt->hdr +
+						       SROCE_BTH_BYTES);
+	struct sroce_resp *resp = &qp->resp;
+	u64 va = be64_to_cpu(reth->va);
+	struct sroce_reply r = {
+		.kind = SROCE_REPLY_READ,
+		.psn = pkt->psn,
+		.first = true,
+	};
+	struct sroce_mr *mr;
+	u64 value, *target;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		return;
+	}
+	if (be32_to_cpu(reth->len) != sizeof(value) ||
+	    pkt->payload_len != sizeof(value) || (va & 7) ||
+	    skb_copy_bits(pkt->skb, pkt->payload_off, &value, sizeof(value))) {
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		return;
+	}
+	mr = sroce_mr_lookup(qp, be32_to_cpu(reth->rkey), va, sizeof(value),
+			     IB_ACCESS_REMOTE_WRITE);
+	if (!mr) {
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		return;
+	}
+	if (resp->rp_tail - resp->rp_head >= SROCE_REPLY_SLOTS)
+		return;	/* no room to answer: let the requester retry */
+	target = sroce_mr_map_u64(mr, va);
+	WRITE_ONCE(*target, value);
+	kunmap_local(target);
+	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
+	resp->msn++;
+	sroce_resp_queue(qp, &r);
+}
+
 /* A request before the expected PSN: answer it again, change nothing. */
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 u8 op)
@@ -594,6 +639,12 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	switch (op) {
 	case SROCE_OP_READ_REQUEST:
 		sroce_resp_read(qp, pkt);
+		break;
+	case SROCE_OP_ATOMIC_WRITE:
+		/* Done once; the answer carries nothing to replay. */
+		r.kind = SROCE_REPLY_READ;
+		r.first = true;
+		sroce_resp_queue(qp, &r);
 		break;
 	case SROCE_OP_COMPARE_SWAP:
 	case SROCE_OP_FETCH_ADD:
@@ -696,6 +747,13 @@ execute:
 			break;
 		}
 		sroce_resp_atomic(qp, pkt, op);
+		break;
+	case SROCE_OP_ATOMIC_WRITE:
+		if (resp->in_send || resp->in_write) {
+			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+			break;
+		}
+		sroce_resp_atomic_write(qp, pkt);
 		break;
 	default:
 		/* Opcodes of other transports never get here. */

@@ -29,7 +29,8 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 SROCE_DEVICE_ATOMIC_WRITE;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 	/* Kernel consumers may use lkey 0 in any of their PDs. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
