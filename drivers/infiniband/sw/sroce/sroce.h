@@ -737,6 +737,9 @@ int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
 		     const struct ib_send_wr **bad_wr);
 int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
+int sroce_kpost_recv_ring(struct sroce_ring *ring, spinlock_t *lock,
+			  u32 max_sge, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr);
 int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 
 /* sroce_qp.c */

@@ -199,17 +199,19 @@ int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
 }
 
 /**
- * sroce_kpost_recv() - post receive work requests of a kernel consumer.
- * @qp: a kernel queue pair
- * @wr: the list of work requests
- * @bad_wr: set to the first request not posted
+ * sroce_kpost_recv_ring() - write receive work requests into a ring.
+ * @ring: a receive queue's or an SRQ's ring, kernel-produced
+ * @lock: serialises the ring's producers
+ * @max_sge: SGEs a WQE may carry
+ * @wr: the work requests
+ * @bad_wr: set to the first one not posted
  *
  * Context: any.
- * Return: 0; -EINVAL in RESET, with an SRQ or for too many SGEs; -ENOMEM
- * when the receive queue is full.
+ * Return: 0; -ENOMEM when the ring is full; -EINVAL for too many SGEs.
  */
-int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
-		     const struct ib_recv_wr **bad_wr)
+int sroce_kpost_recv_ring(struct sroce_ring *ring, spinlock_t *lock,
+			  u32 max_sge, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr)
 {
 	struct sroce_recv_wqe *w;
 	struct sroce_sge *sge;
@@ -217,25 +219,20 @@ int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
 	int err = 0, i;
 	u32 prod;
 
-	/* With an SRQ, receives go to the SRQ (post_srq_recv). */
-	if (sroce_qp_state(qp) == IB_QPS_RESET || qp->ibqp.srq) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	spin_lock_irqsave(&qp->rq_post_lock, flags);
-	prod = qp->rq.hdr->prod;
+	spin_lock_irqsave(lock, flags);
+	prod = ring->hdr->prod;
 	for (; wr; wr = wr->next) {
-		/* Acquire: the responder is done with the slots before cons. */
-		if (prod - smp_load_acquire(&qp->rq.hdr->cons) >=
-		    qp->rq.num_entries) {
+		/* Acquire: the responders are done with the slots before cons. */
+		if (prod - smp_load_acquire(&ring->hdr->cons) >=
+		    ring->num_entries) {
 			err = -ENOMEM;
 			break;
 		}
-		if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_recv_sge) {
+		if (wr->num_sge < 0 || wr->num_sge > max_sge) {
 			err = -EINVAL;
 			break;
 		}
-		w = sroce_ring_entry(&qp->rq, prod);
+		w = sroce_ring_entry(ring, prod);
 		sge = (struct sroce_sge *)(w + 1);
 		w->wr_id = wr->wr_id;
 		w->num_sge = wr->num_sge;
@@ -248,11 +245,35 @@ int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
 		prod++;
 	}
 	/* Release: the entries are written before prod says so. */
-	smp_store_release(&qp->rq.hdr->prod, prod);
-	spin_unlock_irqrestore(&qp->rq_post_lock, flags);
+	smp_store_release(&ring->hdr->prod, prod);
+	spin_unlock_irqrestore(lock, flags);
 	if (err)
 		*bad_wr = wr;
+	return err;
+}
 
+/**
+ * sroce_kpost_recv() - post receive work requests of a kernel consumer.
+ * @qp: a kernel queue pair
+ * @wr: the list of work requests
+ * @bad_wr: set to the first request not posted
+ *
+ * Context: any.
+ * Return: 0; -EINVAL in RESET, with an SRQ or for too many SGEs; -ENOMEM
+ * when the receive queue is full.
+ */
+int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr)
+{
+	int err;
+
+	/* With an SRQ, receives go to the SRQ (post_srq_recv). */
+	if (sroce_qp_state(qp) == IB_QPS_RESET || qp->ibqp.srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	err = sroce_kpost_recv_ring(&qp->rq, &qp->rq_post_lock,
+				    qp->cap.max_recv_sge, wr, bad_wr);
 	/* Pairs with the responder's barrier between flags and prod. */
 	smp_mb();
 	if (READ_ONCE(qp->rq.hdr->flags) & SROCE_RING_NEED_DOORBELL)

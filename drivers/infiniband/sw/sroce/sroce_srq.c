@@ -180,45 +180,11 @@ int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr)
 {
 	struct sroce_srq *srq = to_ssrq(ibsrq);
-	struct sroce_recv_wqe *w;
-	struct sroce_sge *sge;
-	unsigned long flags;
-	int err = 0, i;
-	u32 prod;
 
 	if (srq->ring.mmap) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	spin_lock_irqsave(&srq->post_lock, flags);
-	prod = srq->ring.hdr->prod;
-	for (; wr; wr = wr->next) {
-		/* Acquire: responders are done with the slots before cons. */
-		if (prod - smp_load_acquire(&srq->ring.hdr->cons) >=
-		    srq->ring.num_entries) {
-			err = -ENOMEM;
-			break;
-		}
-		if (wr->num_sge < 0 || wr->num_sge > srq->max_sge) {
-			err = -EINVAL;
-			break;
-		}
-		w = sroce_ring_entry(&srq->ring, prod);
-		sge = (struct sroce_sge *)(w + 1);
-		w->wr_id = wr->wr_id;
-		w->num_sge = wr->num_sge;
-		w->reserved = 0;
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = wr->sg_list[i].addr;
-			sge[i].length = wr->sg_list[i].length;
-			sge[i].lkey = wr->sg_list[i].lkey;
-		}
-		prod++;
-	}
-	/* Release: the entries are written before prod says so. */
-	smp_store_release(&srq->ring.hdr->prod, prod);
-	spin_unlock_irqrestore(&srq->post_lock, flags);
-	if (err)
-		*bad_wr = wr;
-	return err;
+	return sroce_kpost_recv_ring(&srq->ring, &srq->post_lock,
+				     srq->max_sge, wr, bad_wr);
 }

@@ -775,6 +775,90 @@ static bool kt_local_inv(void)
 			 "write after LOCAL_INV: status %d", w->wc.status);
 }
 
+/*
+ * An SRQ on B, filled with ib_post_srq_recv: a second pair of QPs, B's
+ * receiving through the SRQ, takes two SENDs from it in posting order; a
+ * post beyond the SRQ's size is refused with -ENOMEM at that request.
+ */
+static bool kt_srq(void)
+{
+	struct ib_srq_init_attr sattr = { .attr = { .max_wr = 2, .max_sge = 1 } };
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 0,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct kt_wait *sw = &kt_send_wait, *rw = &kt_recv_wait;
+	struct ib_qp *qa = NULL, *qb = NULL, *save_a = kt_a.qp, *save_b = kt_b.qp;
+	struct ib_sge rs[3], ss;
+	struct ib_recv_wr rwr[3] = {};
+	const struct ib_recv_wr *bad = NULL;
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND };
+	struct ib_srq *srq;
+	bool ok = false;
+	int i, err;
+
+	srq = ib_create_srq(kt_b.pd, &sattr);
+	if (!kt_expect(!IS_ERR(srq), "ib_create_srq: %ld", PTR_ERR(srq)))
+		return false;
+	kt_wait_init(rw);
+	for (i = 0; i < 3; i++) {
+		rs[i] = (struct ib_sge){ kt_b.dma[i], 1024,
+					 kt_b.pd->local_dma_lkey };
+		rwr[i].wr_cqe = &rw->cqe;
+		rwr[i].sg_list = &rs[i];
+		rwr[i].num_sge = 1;
+		rwr[i].next = i < 2 ? &rwr[i + 1] : NULL;
+	}
+	err = ib_post_srq_recv(srq, rwr, &bad);
+	if (!kt_expect(err == -ENOMEM && bad == &rwr[2],
+		       "posting 3 into an SRQ of 2: %d", err))
+		goto out;
+
+	init.send_cq = kt_a.cq;
+	init.recv_cq = kt_a.cq;
+	qa = ib_create_qp(kt_a.pd, &init);
+	init.send_cq = kt_b.cq;
+	init.recv_cq = kt_b.cq;
+	init.srq = srq;
+	qb = ib_create_qp(kt_b.pd, &init);
+	if (!kt_expect(!IS_ERR(qa) && !IS_ERR(qb), "ib_create_qp with SRQ")) {
+		qa = IS_ERR(qa) ? NULL : qa;
+		qb = IS_ERR(qb) ? NULL : qb;
+		goto out;
+	}
+	kt_a.qp = qa;
+	kt_b.qp = qb;
+	if (!kt_expect(!kt_connect(&kt_a, &kt_b, 7, 9) &&
+		       !kt_connect(&kt_b, &kt_a, 9, 7), "connect"))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		kt_fill(kt_a.buf[0], 512, 30 + i);
+		memset(kt_b.buf[i], 0, 1024);
+		ss = (struct ib_sge){ kt_a.dma[0], 512,
+				      kt_a.pd->local_dma_lkey };
+		wr.sg_list = &ss;
+		wr.num_sge = 1;
+		wr.send_flags = 0;
+		kt_wait_init(rw);
+		if (!kt_run(&wr, sw) || !kt_wait_for(rw) ||
+		    !kt_wc_ok(rw, IB_WC_RECV, 512, qb) ||
+		    !kt_expect(!memcmp(kt_a.buf[0], kt_b.buf[i], 512),
+			       "SEND %d did not land in SRQ WQE %d", i, i))
+			goto out;
+	}
+	ok = true;
+out:
+	kt_a.qp = save_a;
+	kt_b.qp = save_b;
+	if (qa)
+		ib_destroy_qp(qa);
+	if (qb)
+		ib_destroy_qp(qb);
+	ib_destroy_srq(srq);
+	return ok;
+}
+
 /* After an error: drain both QPs, reset them and connect them again. */
 static bool kt_reconnect(u32 psn)
 {
@@ -810,6 +894,7 @@ static int __init kt_init(void)
 	kt_report("write_read_global_rkey", kt_write_read_global_rkey());
 	kt_report("write_imm", kt_write_imm());
 	kt_report("post_irqs_off", kt_post_irqs_off());
+	kt_report("srq", kt_srq());
 	kt_report("sq_full", kt_sq_full());
 	kt_report("bad_address", kt_bad_address());
 	kt_report("drain_reset_reconnect", kt_reconnect(0x1000) &&
