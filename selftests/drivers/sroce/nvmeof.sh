@@ -64,8 +64,9 @@ PORTID=$(( 100 + SR_TAG % 800 ))
 L=sr${SR_TAG}n
 DEV=${TYPE}_n$SR_TAG
 ADDR=198.19.$n.1
+# (No verify state files: they would land in the working directory.)
 FIO_VERIFY=(--ioengine=libaio --direct=1 --bs=4k --iodepth=16
-	--verify=crc32c --verify_fatal=1 --do_verify=1)
+	--verify=crc32c --verify_fatal=1 --do_verify=1 --verify_state_save=0)
 
 sr_veth "$L" "${L}p" || sr_skip "cannot create a veth pair"
 ip link set "$L" mtu 9000
