@@ -452,4 +452,76 @@ TEST_F(ud, multicast_attach_send_detach)
 	EXPECT_EQ(0, ibv_destroy_qp(third));
 }
 
+/* Index of the RoCEv2 GID of IPv6 address @a, waiting for the core. */
+static int find_gid6(struct ibv_context *ctx, const char *a)
+{
+	struct ibv_gid_entry e;
+	struct in6_addr in;
+	int i, tries;
+
+	if (inet_pton(AF_INET6, a, &in) != 1)
+		return -1;
+	for (tries = 0; tries < 100; tries++) {
+		for (i = 0; i < 16; i++)
+			if (!ibv_query_gid_ex(ctx, 1, i, &e, 0) &&
+			    e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+			    !memcmp(e.gid.raw, &in, sizeof(in)))
+				return i;
+		usleep(100000);
+	}
+	return -1;
+}
+
+/* The same over IPv6: a group ff0e::..., its MAC 33:33:..., the GRH. */
+TEST_F(ud, multicast_ipv6)
+{
+	struct ibv_sge s = { (uintptr_t)self->buf, 200, self->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_ah_attr a = { .is_global = 1, .port_num = 1 };
+	uint8_t *grh = (uint8_t *)self->buf + RECV_OFF;
+	char addr6[64];
+	struct ibv_send_wr *bad;
+	union ibv_gid mgid = {};
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	int idx;
+
+	snprintf(addr6, sizeof(addr6), "2001:db8:3:%x::1", getpid() % 250 + 1);
+	ASSERT_EQ(0, sh("ip addr add %s/64 dev %s nodad", addr6,
+			self->d.veth));
+	idx = find_gid6(self->d.ctx, addr6);
+	ASSERT_LE(0, idx) TH_LOG("no RoCEv2 GID for %s", addr6);
+	mgid.raw[0] = 0xff;
+	mgid.raw[1] = 0x0e;
+	mgid.raw[14] = getpid() % 250 + 1;
+	mgid.raw[15] = 6;
+	a.grh.dgid = mgid;
+	a.grh.sgid_index = idx;
+	a.grh.hop_limit = 1;
+	ah = ibv_create_ah(self->pd, &a);
+	ASSERT_NE(NULL, ah);
+	ASSERT_EQ(0, ibv_attach_mcast(self->qp[1], &mgid, 0));
+	ASSERT_EQ(0, post_recv(self, 0x66, GRH + 512));
+	fill(self->buf, 200, 9);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 0xffffff;
+	wr.wr.ud.remote_qkey = QKEY;
+	ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(0x66, wc.wr_id);
+	EXPECT_EQ(GRH + 200, wc.byte_len);
+	EXPECT_EQ(0, memcmp(self->buf, self->buf + RECV_OFF + GRH, 200));
+	/* The GRH is the IPv6 header: version 6, UDP, to the group. */
+	EXPECT_EQ(6, grh[0] >> 4);
+	EXPECT_EQ(17, grh[6]);
+	EXPECT_EQ(0, memcmp(&grh[24], mgid.raw, 16));
+	EXPECT_EQ(0, ibv_detach_mcast(self->qp[1], &mgid, 0));
+	EXPECT_EQ(0, ibv_destroy_ah(ah));
+}
+
 TEST_HARNESS_MAIN
