@@ -33,24 +33,28 @@ FIXTURE(ud) {
 	uint32_t mtu;
 };
 
-/* Index of the RoCEv2 GID of IPv4 address @a, waiting for the core. */
-static int find_gid(struct ibv_context *ctx, const char *a)
+/*
+ * Index of the RoCEv2 GID of address @a (AF_INET, as an IPv4-mapped GID,
+ * or AF_INET6), waiting for the core to add it.
+ */
+static int find_gid(struct ibv_context *ctx, int af, const char *a)
 {
 	struct ibv_gid_entry e;
-	struct in_addr in;
+	uint8_t want[16] = {};
 	int i, tries;
 
-	if (inet_pton(AF_INET, a, &in) != 1)
+	if (af == AF_INET) {
+		want[10] = 0xff;
+		want[11] = 0xff;
+	}
+	if (inet_pton(af, a, af == AF_INET ? &want[12] : want) != 1)
 		return -1;
 	for (tries = 0; tries < 100; tries++) {
-		for (i = 0; i < 16; i++) {
-			if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-				continue;
-			if (e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-			    !memcmp(&e.gid.raw[12], &in, 4) &&
-			    e.gid.raw[10] == 0xff && e.gid.raw[11] == 0xff)
+		for (i = 0; i < 16; i++)
+			if (!ibv_query_gid_ex(ctx, 1, i, &e, 0) &&
+			    e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+			    !memcmp(e.gid.raw, want, sizeof(want)))
 				return i;
-		}
 		usleep(100000);
 	}
 	return -1;
@@ -112,7 +116,7 @@ FIXTURE_SETUP(ud)
 	snprintf(self->addr, sizeof(self->addr), "198.19.%d.1",
 		 getpid() % 250 + 1);
 	ASSERT_EQ(0, sh("ip addr add %s/24 dev %s", self->addr, self->d.veth));
-	self->gid_index = find_gid(self->d.ctx, self->addr);
+	self->gid_index = find_gid(self->d.ctx, AF_INET, self->addr);
 	ASSERT_LE(0, self->gid_index) TH_LOG("no RoCEv2 GID for %s",
 					     self->addr);
 	ASSERT_EQ(0, ibv_query_port(self->d.ctx, 1, &pa));
@@ -154,14 +158,21 @@ FIXTURE_TEARDOWN(ud)
 	sroce_tdev_down(&self->d);
 }
 
-static int post_recv(struct _test_data_ud *self, uint64_t id, uint32_t len)
+/* A receive of @len bytes at buf + @off on @qp. */
+static int post_recv_on(struct _test_data_ud *self, struct ibv_qp *qp,
+			uint64_t id, size_t off, uint32_t len)
 {
-	struct ibv_sge s = { (uintptr_t)self->buf + RECV_OFF, len,
-			     self->mr->lkey };
+	struct ibv_sge s = { (uintptr_t)self->buf + off, len, self->mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
-	return ibv_post_recv(self->qp[1], &wr, &bad);
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* A receive of @len bytes on the receiving QP, at RECV_OFF. */
+static int post_recv(struct _test_data_ud *self, uint64_t id, uint32_t len)
+{
+	return post_recv_on(self, self->qp[1], id, RECV_OFF, len);
 }
 
 static int post_send(struct _test_data_ud *self, struct ibv_ah *ah,
@@ -374,17 +385,6 @@ static struct ibv_ah *mcast_ah(struct _test_data_ud *self, union ibv_gid *g)
 	return ibv_create_ah(self->pd, &a);
 }
 
-static int post_recv_on(struct _test_data_ud *self, struct ibv_qp *qp,
-			uint64_t id, size_t off)
-{
-	struct ibv_sge s = { (uintptr_t)self->buf + off, GRH + 512,
-			     self->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-
-	return ibv_post_recv(qp, &wr, &bad);
-}
-
 /*
  * Two QPs attached to a group both receive one datagram sent to it (QPN
  * 0xffffff); once one detaches, only the other does. Attaching a unicast
@@ -410,8 +410,8 @@ TEST_F(ud, multicast_attach_send_detach)
 	EXPECT_NE(0, ibv_attach_mcast(self->qp[1], &ugid, 0));
 	ASSERT_EQ(0, ibv_attach_mcast(self->qp[1], &mgid, 0));
 	ASSERT_EQ(0, ibv_attach_mcast(third, &mgid, 0));
-	ASSERT_EQ(0, post_recv_on(self, self->qp[1], 1, RECV_OFF));
-	ASSERT_EQ(0, post_recv_on(self, third, 3, RECV_OFF + 1024));
+	ASSERT_EQ(0, post_recv_on(self, self->qp[1], 1, RECV_OFF, GRH + 512));
+	ASSERT_EQ(0, post_recv_on(self, third, 3, RECV_OFF + 1024, GRH + 512));
 	fill(self->buf, 100, 5);
 	wr.wr.ud.ah = ah;
 	wr.wr.ud.remote_qpn = 0xffffff;
@@ -439,8 +439,8 @@ TEST_F(ud, multicast_attach_send_detach)
 	/* The third QP leaves: only QP 1 gets the next one. */
 	ASSERT_EQ(0, ibv_detach_mcast(third, &mgid, 0));
 	EXPECT_NE(0, ibv_detach_mcast(third, &mgid, 0));
-	ASSERT_EQ(0, post_recv_on(self, self->qp[1], 4, RECV_OFF));
-	ASSERT_EQ(0, post_recv_on(self, third, 5, RECV_OFF + 1024));
+	ASSERT_EQ(0, post_recv_on(self, self->qp[1], 4, RECV_OFF, GRH + 512));
+	ASSERT_EQ(0, post_recv_on(self, third, 5, RECV_OFF + 1024, GRH + 512));
 	ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
 	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
 	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
@@ -450,26 +450,6 @@ TEST_F(ud, multicast_attach_send_detach)
 	EXPECT_EQ(0, ibv_detach_mcast(self->qp[1], &mgid, 0));
 	EXPECT_EQ(0, ibv_destroy_ah(ah));
 	EXPECT_EQ(0, ibv_destroy_qp(third));
-}
-
-/* Index of the RoCEv2 GID of IPv6 address @a, waiting for the core. */
-static int find_gid6(struct ibv_context *ctx, const char *a)
-{
-	struct ibv_gid_entry e;
-	struct in6_addr in;
-	int i, tries;
-
-	if (inet_pton(AF_INET6, a, &in) != 1)
-		return -1;
-	for (tries = 0; tries < 100; tries++) {
-		for (i = 0; i < 16; i++)
-			if (!ibv_query_gid_ex(ctx, 1, i, &e, 0) &&
-			    e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-			    !memcmp(e.gid.raw, &in, sizeof(in)))
-				return i;
-		usleep(100000);
-	}
-	return -1;
 }
 
 /* The same over IPv6: a group ff0e::..., its MAC 33:33:..., the GRH. */
@@ -491,7 +471,7 @@ TEST_F(ud, multicast_ipv6)
 	snprintf(addr6, sizeof(addr6), "2001:db8:3:%x::1", getpid() % 250 + 1);
 	ASSERT_EQ(0, sh("ip addr add %s/64 dev %s nodad", addr6,
 			self->d.veth));
-	idx = find_gid6(self->d.ctx, addr6);
+	idx = find_gid(self->d.ctx, AF_INET6, addr6);
 	ASSERT_LE(0, idx) TH_LOG("no RoCEv2 GID for %s", addr6);
 	mgid.raw[0] = 0xff;
 	mgid.raw[1] = 0x0e;

@@ -628,6 +628,15 @@ static inline struct ib_ucontext *sroce_udata_ucontext(struct ib_udata *udata)
 					  ibuctx)->ibuctx;
 }
 
+/*
+ * May the caller disable softirqs and run data-path work itself? Not in
+ * hard interrupt context or with interrupts off: then a work item does.
+ */
+static inline bool sroce_can_disable_bh(void)
+{
+	return !in_hardirq() && !in_nmi() && !irqs_disabled();
+}
+
 static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 {
 	this_cpu_inc(sdev->counters->cnt[c]);
@@ -661,6 +670,7 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access);
 int sroce_mr_invalidate(struct sroce_qp *qp, u32 key);
 void sroce_mr_init_local_dma(struct sroce_dev *sdev);
+int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr);
 struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, u64 va,
 				 u64 len, int access);
 void sroce_mr_copy_from(struct sroce_mr *mr, u64 va, void *dst, u32 len);
@@ -811,8 +821,7 @@ struct sroce_pkt {
 /* sroce_req.c */
 struct sroce_send_wqe *sroce_swqe(struct sroce_qp *qp, u32 idx);
 struct sroce_swqe_state *sroce_sst(struct sroce_qp *qp, u32 idx);
-bool sroce_req_fetch(struct sroce_qp *qp);
-bool sroce_req_arm_doorbell(struct sroce_qp *qp);
+bool sroce_req_next_ready(struct sroce_qp *qp);
 void sroce_req_complete(struct sroce_qp *qp, int status);
 void sroce_req_fail(struct sroce_qp *qp, int status);
 void sroce_req_init(struct sroce_qp *qp);

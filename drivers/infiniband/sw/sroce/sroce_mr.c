@@ -45,6 +45,31 @@ static int sroce_mr_check_access(int access)
 	return 0;
 }
 
+/**
+ * sroce_mr_insert() - give a region or a memory window its slot in the MR
+ *	table and the key that names it (see the file comment).
+ * @sdev: the device
+ * @mr: the region or window record
+ *
+ * Sets @mr->key and, for a region, the ib_mr's lkey and rkey alike.
+ * Return: 0, -ENOMEM when the table is full, or another negative errno.
+ */
+int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	u32 idx;
+	int err;
+
+	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, mr,
+			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+	mr->key = idx << 8 | (atomic_inc_return(&sdev->mr_gen) & 0xff);
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	return 0;
+}
+
 /* Fill the page array from the pinned scatterlist, first page first. */
 static int sroce_mr_collect_pages(struct sroce_mr *mr, size_t npages)
 {
@@ -70,7 +95,6 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 	struct sroce_mr *mr;
 	u64 end;
-	u32 idx;
 	int err;
 
 	err = sroce_mr_check_access(access);
@@ -103,16 +127,9 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->length = length;
 	mr->access = access;
 
-	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, mr,
-			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
-			      GFP_KERNEL);
-	if (err < 0) {
-		err = err == -EBUSY ? -ENOMEM : err;
+	err = sroce_mr_insert(sdev, mr);
+	if (err)
 		goto err_release;
-	}
-	mr->ibmr.lkey = idx << 8 | (atomic_inc_return(&sdev->mr_gen) & 0xff);
-	mr->ibmr.rkey = mr->ibmr.lkey;
-	mr->key = mr->ibmr.lkey;
 	return &mr->ibmr;
 
 err_release:
@@ -160,7 +177,6 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 	struct sroce_mr *mr;
-	u32 idx;
 	int err;
 
 	/*
@@ -178,16 +194,11 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	mr->dma = true;
 	mr->length = U64_MAX;
 	mr->access = access;
-	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, mr,
-			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
-			      GFP_KERNEL);
-	if (err < 0) {
+	err = sroce_mr_insert(sdev, mr);
+	if (err) {
 		kfree(mr);
-		return ERR_PTR(err == -EBUSY ? -ENOMEM : err);
+		return ERR_PTR(err);
 	}
-	mr->ibmr.lkey = idx << 8 | (atomic_inc_return(&sdev->mr_gen) & 0xff);
-	mr->ibmr.rkey = mr->ibmr.lkey;
-	mr->key = mr->ibmr.lkey;
 	return &mr->ibmr;
 }
 
@@ -204,7 +215,6 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 	struct sroce_mr *mr;
-	u32 idx;
 	int err;
 
 	if (type != IB_MR_TYPE_MEM_REG)
@@ -221,16 +231,9 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	err = -ENOMEM;
 	if (!mr->map || !mr->pages)
 		goto err_free;
-	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, mr,
-			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
-			      GFP_KERNEL);
-	if (err < 0) {
-		err = err == -EBUSY ? -ENOMEM : err;
+	err = sroce_mr_insert(sdev, mr);
+	if (err)
 		goto err_free;
-	}
-	mr->ibmr.lkey = idx << 8 | (atomic_inc_return(&sdev->mr_gen) & 0xff);
-	mr->ibmr.rkey = mr->ibmr.lkey;
-	mr->key = mr->ibmr.lkey;
 	return &mr->ibmr;
 
 err_free:

@@ -20,7 +20,6 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibmw->device);
 	struct sroce_mr *win;
-	u32 idx;
 	int err;
 
 	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
@@ -33,14 +32,11 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 	win->mw = true;
 	win->mw_type = ibmw->type;
 	win->ibmr.pd = ibmw->pd;
-	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, win,
-			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
-			      GFP_KERNEL);
-	if (err < 0) {
+	err = sroce_mr_insert(sdev, win);
+	if (err) {
 		kfree(win);
-		return err == -EBUSY ? -ENOMEM : err;
+		return err;
 	}
-	win->key = idx << 8 | (atomic_inc_return(&sdev->mr_gen) & 0xff);
 	ibmw->rkey = win->key;
 	to_smw(ibmw)->win = win;
 	return 0;

@@ -535,16 +535,6 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
-/*
- * Start the requester from whatever context a poster is in: a system call
- * or a kernel consumer in process context sends at once; softirq context
- * sends one budgeted pass; hard interrupt context leaves it to req_work.
- */
-static bool sroce_can_disable_bh(void)
-{
-	return !in_hardirq() && !in_nmi() && !irqs_disabled();
-}
-
 /**
  * sroce_qp_sq_doorbell() - the send queue has new entries.
  * @qp: the queue pair

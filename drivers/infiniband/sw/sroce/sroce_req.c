@@ -217,7 +217,7 @@ static int sroce_req_check(struct sroce_qp *qp, struct sroce_send_wqe *w,
 }
 
 /* Copy and check the next posted WQE; false when none is posted. */
-bool sroce_req_fetch(struct sroce_qp *qp)
+static bool sroce_req_fetch(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe_state *st;
@@ -468,7 +468,7 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 }
 
 /* Ask for a doorbell; false unless more WQEs arrived meanwhile. */
-bool sroce_req_arm_doorbell(struct sroce_qp *qp)
+static bool sroce_req_arm_doorbell(struct sroce_qp *qp)
 {
 	WRITE_ONCE(qp->sq.hdr->flags, SROCE_RING_NEED_DOORBELL);
 	/* Pairs with the provider's barrier between prod and flags. */
@@ -476,6 +476,24 @@ bool sroce_req_arm_doorbell(struct sroce_qp *qp)
 	if (READ_ONCE(qp->sq.hdr->prod) == qp->req.fetched)
 		return false;
 	WRITE_ONCE(qp->sq.hdr->flags, 0);
+	return true;
+}
+
+/**
+ * sroce_req_next_ready() - make sure a WQE is at req->next.
+ * @qp: the queue pair, in RTS
+ *
+ * Fetches the next posted WQE when req->next has none; with nothing
+ * posted, asks for a doorbell (and fetches what arrived meanwhile).
+ * Context: req_lock held, BH disabled.
+ * Return: false when nothing is posted (the doorbell is armed then).
+ */
+bool sroce_req_next_ready(struct sroce_qp *qp)
+{
+	while (qp->req.next == qp->req.fetched && !sroce_req_fetch(qp))
+		if (sroce_qp_state(qp) != IB_QPS_RTS ||
+		    !sroce_req_arm_doorbell(qp))
+			return false;
 	return true;
 }
 
@@ -534,12 +552,8 @@ static bool sroce_req_progress(struct sroce_qp *qp, int budget)
 		if (sroce_qp_state(qp) != IB_QPS_RTS || req->rnr_wait ||
 		    qp->dead)
 			return false;
-		if (req->next == req->fetched && !sroce_req_fetch(qp)) {
-			if (sroce_qp_state(qp) == IB_QPS_RTS &&
-			    sroce_req_arm_doorbell(qp))
-				continue;
+		if (!sroce_req_next_ready(qp))
 			return false;
-		}
 		w = sroce_swqe(qp, req->next);
 		st = sroce_sst(qp, req->next);
 		if (st->status != IB_WC_SUCCESS) {
@@ -632,7 +646,7 @@ void sroce_req_kick_any(struct sroce_qp *qp)
 {
 	if (preemptible()) {
 		sroce_req_kick(qp);
-	} else if (!in_hardirq() && !in_nmi() && !irqs_disabled()) {
+	} else if (sroce_can_disable_bh()) {
 		spin_lock_bh(&qp->req_lock);
 		sroce_req_progress_bh(qp);
 		spin_unlock_bh(&qp->req_lock);

@@ -93,12 +93,8 @@ bool sroce_ud_progress(struct sroce_qp *qp, int budget)
 	while (budget > 0) {
 		if (sroce_qp_state(qp) != IB_QPS_RTS || qp->dead)
 			return false;
-		if (req->next == req->fetched && !sroce_req_fetch(qp)) {
-			if (sroce_qp_state(qp) == IB_QPS_RTS &&
-			    sroce_req_arm_doorbell(qp))
-				continue;
+		if (!sroce_req_next_ready(qp))
 			return false;
-		}
 		w = sroce_swqe(qp, req->next);
 		status = sroce_sst(qp, req->next)->status;
 		if (status == IB_WC_SUCCESS)
