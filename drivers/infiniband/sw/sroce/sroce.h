@@ -93,6 +93,10 @@
  * @SROCE_CNT_RX_DROP_WRONG_PEER: dropped: not from the connected peer
  * @SROCE_CNT_RX_DROP_BAD_QKEY: dropped: datagram with the wrong Q_Key
  * @SROCE_CNT_RX_DROP_NO_RECV: dropped: datagram, no receive WQE posted
+ * @SROCE_CNT_RX_QP_PACKETS: valid packets handed to a queue pair (or to a
+ *	multicast group); with the drops above it adds up to RX_ROCE_PACKETS
+ * @SROCE_CNT_RX_DROP_STALE: dropped by a requester: a response outside its
+ *	PSN window or matching no outstanding request
  * @SROCE_CNT_RX_DUPLICATE: duplicate requests answered again
  * @SROCE_CNT_RX_OUT_OF_SEQ: requests ahead of the expected PSN
  * @SROCE_CNT_PORT_EVENTS: port state changes dispatched to consumers
@@ -118,6 +122,8 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_WRONG_PEER,
 	SROCE_CNT_RX_DROP_BAD_QKEY,
 	SROCE_CNT_RX_DROP_NO_RECV,
+	SROCE_CNT_RX_QP_PACKETS,
+	SROCE_CNT_RX_DROP_STALE,
 	SROCE_CNT_RX_DUPLICATE,
 	SROCE_CNT_RX_OUT_OF_SEQ,
 	SROCE_CNT_PORT_EVENTS,
@@ -221,14 +227,17 @@ struct sroce_mw {
  * @mr_xa: memory regions by key index (key >> 8), bounds the MR count
  * @mr_gen: generation for the low byte of new memory keys
  * @mr_next: next MR table slot to try, so slots are not reused at once
- * @num_cq: completion queues in existence, bounded by SROCE_MAX_CQ
+ * @num_cq: completion queues in existence, bounded by @max_cq
  * @num_srq: shared receive queues in existence, bounded by SROCE_MAX_SRQ
  * @ah_xa: address vectors by AH number; IRQ-safe lock (see sroce_ah.c)
  * @ah_next: next AH number to try
  * @num_ah: address handles in existence, bounded by SROCE_MAX_AH
  * @qp_xa: queue pairs by QP number
  * @qp_next: next QP number to try, so numbers are not reused at once
- * @num_qp: queue pairs in existence, bounded by SROCE_MAX_QP
+ * @num_qp: queue pairs in existence, bounded by @max_qp
+ * @max_qp: limit on queue pairs (module parameter, at creation)
+ * @max_cq: limit on completion queues (likewise)
+ * @max_mr: limit on MR table entries: regions and windows (likewise)
  * @counters: per-CPU counters, summed on read
  * @lo_queue: packets this device sent to itself, in sending order
  * @lo_tasklet: delivers @lo_queue when no sender does it itself
@@ -265,6 +274,9 @@ struct sroce_dev {
 	struct xarray qp_xa;
 	u32 qp_next;
 	atomic_t num_qp;
+	u32 max_qp;
+	u32 max_cq;
+	u32 max_mr;
 	struct sroce_pcpu_counters __percpu *counters;
 	struct sk_buff_head lo_queue;
 	struct tasklet_struct lo_tasklet;
@@ -673,6 +685,8 @@ void sroce_mr_init_local_dma(struct sroce_dev *sdev);
 int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr);
 struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, u64 va,
 				 u64 len, int access);
+struct sroce_mr *sroce_mr_lookup_region(struct sroce_qp *qp, u32 key,
+					int access);
 void sroce_mr_copy_from(struct sroce_mr *mr, u64 va, void *dst, u32 len);
 void sroce_mr_write(struct sroce_mr *mr, u64 va, const void *src, u32 len);
 int sroce_mr_copy_to_skb(struct sroce_mr *mr, u64 va,

@@ -38,11 +38,19 @@ sroce_create_cq_udata(sroce_create_cq_arg_t *udata)
 }
 #endif
 
-/* Atomic write (IBA annex A19) is known to the core from 6.2 on. */
+/*
+ * Atomic write and FLUSH (IBA annex A19) are known to the core from 6.2
+ * on. Before that no region or QP can hold the FLUSH right, so the
+ * responder refuses every FLUSH.
+ */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #define SROCE_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#define SROCE_DEVICE_FLUSH_GLOBAL	IB_DEVICE_FLUSH_GLOBAL
+#define SROCE_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
 #else
 #define SROCE_DEVICE_ATOMIC_WRITE	0
+#define SROCE_DEVICE_FLUSH_GLOBAL	0
+#define SROCE_ACCESS_FLUSH_GLOBAL	0
 #endif
 
 #endif /* SROCE_COMPAT_H */

@@ -61,7 +61,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		if (err)
 			return err;
 	}
-	if (atomic_inc_return(&sdev->num_cq) > SROCE_MAX_CQ) {
+	if (atomic_inc_return(&sdev->num_cq) > sdev->max_cq) {
 		err = -ENOMEM;
 		goto err_count;
 	}

@@ -52,6 +52,7 @@ static_assert(sizeof(struct sroce_bth) == SROCE_BTH_BYTES);
 #define SROCE_ATMACK_BYTES	8
 #define SROCE_IMMDT_BYTES	4
 #define SROCE_IETH_BYTES	4
+#define SROCE_FETH_BYTES	4
 
 /* Datagram extended transport header, IBA 9.3.2. */
 struct sroce_deth {
@@ -77,7 +78,25 @@ struct sroce_atmeth {
 	__be64 compare;
 } __packed;
 
+/*
+ * FLUSH extended transport header, IBA annex A19: the placement type
+ * (global visibility, persistence) in bits 3-0 and the selectivity (a
+ * range of the region, or all of it) in bits 5-4; the RETH follows.
+ */
+#define SROCE_FETH_PLT_MASK		0x0000000f
+#define SROCE_FETH_SEL_MASK		0x00000030
+#define SROCE_FETH_SEL_SHIFT		4
+#define SROCE_FLUSH_PLT_GLOBAL		0x1
+#define SROCE_FLUSH_PLT_PERSISTENT	0x2
+#define SROCE_FLUSH_SEL_RANGE		0
+#define SROCE_FLUSH_SEL_REGION		1
+
+struct sroce_feth {
+	__be32 bits;
+} __packed;
+
 static_assert(sizeof(struct sroce_reth) == SROCE_RETH_BYTES);
+static_assert(sizeof(struct sroce_feth) == SROCE_FETH_BYTES);
 static_assert(sizeof(struct sroce_atmeth) == SROCE_ATMETH_BYTES);
 
 /*

@@ -28,6 +28,20 @@
 #include "sroce.h"
 
 /*
+ * Object limits of devices created from now on (0444: fixed at load). The
+ * QP limit counts the MAD layer's QP1; the MR limit regions and windows.
+ */
+static unsigned int max_qp = SROCE_MAX_QP;
+module_param(max_qp, uint, 0444);
+MODULE_PARM_DESC(max_qp, "Queue pairs per device (2 to 65536)");
+static unsigned int max_cq = SROCE_MAX_CQ;
+module_param(max_cq, uint, 0444);
+MODULE_PARM_DESC(max_cq, "Completion queues per device (2 to 16384)");
+static unsigned int max_mr = SROCE_MAX_MR;
+module_param(max_mr, uint, 0444);
+MODULE_PARM_DESC(max_mr, "Memory regions and windows per device (1 to 262144)");
+
+/*
  * Every device of this module, live or already deallocated; see above.
  * ib_unregister_driver() cannot be used because out-of-tree drivers share
  * RDMA_DRIVER_UNKNOWN.
@@ -252,6 +266,9 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+	sdev->max_qp = clamp_t(u32, max_qp, 2, SROCE_MAX_QP);
+	sdev->max_cq = clamp_t(u32, max_cq, 2, SROCE_MAX_CQ);
+	sdev->max_mr = clamp_t(u32, max_mr, 1, SROCE_MAX_MR);
 	sdev->state = SROCE_DEV_NEW;
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);

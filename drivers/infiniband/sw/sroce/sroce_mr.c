@@ -30,7 +30,8 @@
 #define SROCE_MR_ACCESS_SUPPORTED					\
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |		\
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |		\
-	 IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING)
+	 IB_ACCESS_MW_BIND | IB_ACCESS_RELAXED_ORDERING |		\
+	 SROCE_ACCESS_FLUSH_GLOBAL)
 
 static int sroce_mr_check_access(int access)
 {
@@ -60,7 +61,7 @@ int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr)
 	int err;
 
 	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, mr,
-			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
+			      XA_LIMIT(1, sdev->max_mr), &sdev->mr_next,
 			      GFP_KERNEL);
 	if (err < 0)
 		return err == -EBUSY ? -ENOMEM : err;
@@ -401,6 +402,27 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, u64 va,
 	if (mr->dma && !sroce_mr_dma_range_ok(va, end))
 		return NULL;
 	return mr;
+}
+
+/**
+ * sroce_mr_lookup_region() - find a region by key alone, for an operation
+ *	on all of it (a FLUSH of the whole region).
+ * @qp: the queue pair the access comes through
+ * @key: rkey of a region; a window's rkey names no whole region
+ * @access: IB_ACCESS_* rights needed
+ *
+ * Context: RCU read side.
+ * Return: the region, or NULL as for sroce_mr_lookup().
+ */
+struct sroce_mr *sroce_mr_lookup_region(struct sroce_qp *qp, u32 key,
+					int access)
+{
+	struct sroce_mr *mr;
+
+	mr = key ? xa_load(&to_sdev(qp->ibqp.device)->mr_xa, key >> 8) : NULL;
+	if (!mr || mr->mw)
+		return NULL;
+	return sroce_mr_lookup(qp, key, READ_ONCE(mr->iova), 0, access);
 }
 
 /* The page holding a byte of the region (range-checked), and its offset. */

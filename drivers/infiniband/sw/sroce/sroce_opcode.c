@@ -48,6 +48,9 @@ const struct sroce_opcode_info sroce_opcodes[256] = {
 	   true),
 	OP(RC, SEND_ONLY_INV, "RC_SEND_ONLY_INV", BTH + SROCE_IETH_BYTES,
 	   true),
+	/* IBA annex A19: FETH then RETH; no payload. */
+	OP(RC, FLUSH, "RC_FLUSH", BTH + SROCE_FETH_BYTES + SROCE_RETH_BYTES,
+	   false),
 	/* IBA annex A19: eight bytes of payload, stored atomically. */
 	OP(RC, ATOMIC_WRITE, "RC_ATOMIC_WRITE", BTH + SROCE_RETH_BYTES, true),
 

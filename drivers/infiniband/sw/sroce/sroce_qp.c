@@ -200,9 +200,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	if (err < 0)
 		return err;
-	if (atomic_inc_return(&sdev->num_qp) > SROCE_MAX_QP) {
+	if (atomic_inc_return(&sdev->num_qp) > sdev->max_qp) {
 		err = -ENOMEM;
-		goto err_qpn;
+		goto err_count;
 	}
 	ibqp->qp_num = qpn;
 
@@ -309,7 +309,8 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
 				       IB_ACCESS_REMOTE_WRITE |
 				       IB_ACCESS_REMOTE_READ |
-				       IB_ACCESS_REMOTE_ATOMIC)))
+				       IB_ACCESS_REMOTE_ATOMIC |
+				       SROCE_ACCESS_FLUSH_GLOBAL)))
 		return -EINVAL;
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (attr->path_mtu < IB_MTU_256 ||

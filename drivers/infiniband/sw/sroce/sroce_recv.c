@@ -101,15 +101,18 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 
 	rcu_read_lock();
 	if (dqpn == SROCE_MCAST_QPN) {
-		if (transport == SROCE_TRANSPORT_UD)
+		if (transport == SROCE_TRANSPORT_UD) {
+			sroce_count(sdev, SROCE_CNT_RX_QP_PACKETS);
 			sroce_mcast_rcv(sdev, &pkt);
-		else
+		} else {
 			sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+		}
 		goto out;
 	}
 	qp = sroce_qp_lookup_rcu(sdev, dqpn);
 	if (qp && transport == SROCE_TRANSPORT_UD &&
 	    (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)) {
+		sroce_count(sdev, SROCE_CNT_RX_QP_PACKETS);
 		sroce_ud_rcv(qp, &pkt);
 		goto out;
 	}
@@ -127,6 +130,7 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_count(sdev, SROCE_CNT_RX_DROP_WRONG_PEER);
 		goto out;
 	}
+	sroce_count(sdev, SROCE_CNT_RX_QP_PACKETS);
 	if (sroce_opcode_is_response(pkt.opcode & SROCE_OP_MASK))
 		sroce_req_rcv(qp, &pkt);
 	else

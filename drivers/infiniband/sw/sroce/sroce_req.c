@@ -799,8 +799,11 @@ static void sroce_req_aeth(struct sroce_qp *qp, u32 psn, u8 syn)
 	}
 }
 
-/* A read response: place its payload, complete the read at the end. */
-static void sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
+/*
+ * A read response: place its payload, complete the read at the end.
+ * False when it matches nothing outstanding.
+ */
+static bool sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_req *req = &qp->req;
 	u8 op = pkt->opcode & SROCE_OP_MASK;
@@ -813,30 +816,30 @@ static void sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	/* A response acknowledges every request before it. */
 	sroce_req_ack_upto(qp, pkt->psn - 1);
 	if (req->head == req->next)
-		return;
+		return false;
 	w = sroce_swqe(qp, req->head);
 	st = sroce_sst(qp, req->head);
 	if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
 		/* Answered by one empty read response. */
 		if (pkt->psn != st->first_psn)
-			return;
+			return false;
 		if (op != SROCE_OP_READ_RESPONSE_ONLY || pkt->payload_len) {
 			sroce_req_fail(qp, IB_WC_BAD_RESP_ERR);
-			return;
+			return true;
 		}
 		sroce_req_advance_una(qp, pkt->psn + 1);
 		sroce_req_complete(qp, IB_WC_SUCCESS);
-		return;
+		return true;
 	}
 	if (w->opcode != IB_UVERBS_WR_RDMA_READ)
-		return;
+		return false;
 	expect = sroce_read_next_psn(qp, st);
 	/*
 	 * Behind: a duplicate. Ahead: lost or only reordered (paths through
 	 * several CPUs' backlogs reorder); the timer asks again if lost.
 	 */
 	if (pkt->psn != expect)
-		return;
+		return false;
 	last = pkt->psn == sroce_swqe_last_psn(st);
 	want = last ? st->length - st->read_off : qp->mtu;
 	/*
@@ -848,22 +851,24 @@ static void sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	       op == SROCE_OP_READ_RESPONSE_ONLY;
 	if (pkt->payload_len != want || ends != last) {
 		sroce_req_fail(qp, IB_WC_BAD_RESP_ERR);
-		return;
+		return true;
 	}
 	err = sroce_sgl_place(qp, sroce_swqe_sge(w), w->num_sge, st->read_off,
 			      pkt->skb, pkt->payload_off, pkt->payload_len);
 	if (err) {
 		sroce_req_fail(qp, err == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
 						      IB_WC_LOC_PROT_ERR);
-		return;
+		return true;
 	}
 	st->read_off += pkt->payload_len;
 	sroce_req_advance_una(qp, pkt->psn + 1);
 	if (last)
 		sroce_req_complete(qp, IB_WC_SUCCESS);
+	return true;
 }
 
-static void sroce_req_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
+/* An atomic's answer; false when it matches nothing outstanding. */
+static bool sroce_req_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe_state *st;
@@ -874,11 +879,11 @@ static void sroce_req_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 	sroce_req_ack_upto(qp, pkt->psn - 1);
 	if (req->head == req->next)
-		return;
+		return false;
 	w = sroce_swqe(qp, req->head);
 	st = sroce_sst(qp, req->head);
 	if (!sroce_op_is_atomic(w->opcode) || st->first_psn != pkt->psn)
-		return;
+		return false;
 	memcpy(&wire, pkt->hdr + SROCE_BTH_BYTES + SROCE_AETH_BYTES,
 	       sizeof(wire));
 	orig = be64_to_cpu(wire);
@@ -887,11 +892,12 @@ static void sroce_req_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			     IB_ACCESS_LOCAL_WRITE);
 	if (!mr) {
 		sroce_req_fail(qp, IB_WC_LOC_PROT_ERR);
-		return;
+		return true;
 	}
 	sroce_mr_write(mr, sroce_swqe_sge(w)->addr, &orig, sizeof(orig));
 	sroce_req_advance_una(qp, pkt->psn + 1);
 	sroce_req_complete(qp, IB_WC_SUCCESS);
+	return true;
 }
 
 /**
@@ -905,6 +911,7 @@ void sroce_req_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_req *req = &qp->req;
 	u8 op = pkt->opcode & SROCE_OP_MASK;
+	bool used = true;
 	__be32 aeth;
 
 	spin_lock_bh(&qp->req_lock);
@@ -915,8 +922,10 @@ void sroce_req_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 	/* Only PSNs sent and not yet acknowledged mean anything. */
 	if (sroce_psn_cmp(pkt->psn, req->psn) >= 0 ||
-	    sroce_psn_cmp(pkt->psn, req->una - 1) < 0)
+	    sroce_psn_cmp(pkt->psn, req->una - 1) < 0) {
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DROP_STALE);
 		goto out;
+	}
 
 	if (op != SROCE_OP_READ_RESPONSE_MIDDLE)
 		memcpy(&aeth, pkt->hdr + SROCE_BTH_BYTES, sizeof(aeth));
@@ -926,12 +935,14 @@ void sroce_req_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 			       be32_to_cpu(aeth) >> SROCE_AETH_SYN_SHIFT);
 		break;
 	case SROCE_OP_ATOMIC_ACKNOWLEDGE:
-		sroce_req_atomic_ack(qp, pkt);
+		used = sroce_req_atomic_ack(qp, pkt);
 		break;
 	default:
-		sroce_req_read_resp(qp, pkt);
+		used = sroce_req_read_resp(qp, pkt);
 		break;
 	}
+	if (!used)
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DROP_STALE);
 	if (req->una == req->psn && !req->rnr_wait)
 		hrtimer_try_to_cancel(&qp->timer);
 	sroce_req_progress_bh(qp);

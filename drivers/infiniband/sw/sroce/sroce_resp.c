@@ -624,6 +624,58 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp,
 	sroce_resp_queue(qp, &r);
 }
 
+/*
+ * FLUSH (IBA annex A19). Every earlier request of this QP was stored by
+ * the CPU into coherent memory before this one was taken, so global
+ * visibility takes only a barrier ahead of the answer, an empty read
+ * response. Persistence is not offered: no region can hold that right.
+ */
+static void sroce_resp_flush_op(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	const struct sroce_feth *fh = (const void *)(pkt->hdr +
+						     SROCE_BTH_BYTES);
+	const struct sroce_reth *reth = (const void *)(fh + 1);
+	u32 feth = be32_to_cpu(fh->bits);
+	u32 plt = feth & SROCE_FETH_PLT_MASK;
+	u32 sel = (feth & SROCE_FETH_SEL_MASK) >> SROCE_FETH_SEL_SHIFT;
+	u32 rkey = be32_to_cpu(reth->rkey);
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_reply r = {
+		.kind = SROCE_REPLY_READ,
+		.psn = pkt->psn,
+		.first = true,
+	};
+	struct sroce_mr *mr;
+
+	if (!plt || (plt & ~(SROCE_FLUSH_PLT_GLOBAL |
+			     SROCE_FLUSH_PLT_PERSISTENT)) ||
+	    sel > SROCE_FLUSH_SEL_REGION) {
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		return;
+	}
+	if (!SROCE_ACCESS_FLUSH_GLOBAL || (plt & SROCE_FLUSH_PLT_PERSISTENT) ||
+	    !(qp->attr.qp_access_flags & SROCE_ACCESS_FLUSH_GLOBAL)) {
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		return;
+	}
+	if (sel == SROCE_FLUSH_SEL_REGION)
+		mr = sroce_mr_lookup_region(qp, rkey, SROCE_ACCESS_FLUSH_GLOBAL);
+	else
+		mr = sroce_mr_lookup(qp, rkey, be64_to_cpu(reth->va),
+				     be32_to_cpu(reth->len),
+				     SROCE_ACCESS_FLUSH_GLOBAL);
+	if (!mr) {
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		return;
+	}
+	if (resp->rp_tail - resp->rp_head >= SROCE_REPLY_SLOTS)
+		return;	/* no room to answer: let the requester retry */
+	wmb();
+	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
+	resp->msn++;
+	sroce_resp_queue(qp, &r);
+}
+
 /* A request before the expected PSN: answer it again, change nothing. */
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 u8 op)
@@ -641,6 +693,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_resp_read(qp, pkt);
 		break;
 	case SROCE_OP_ATOMIC_WRITE:
+	case SROCE_OP_FLUSH:
 		/* Done once; the answer carries nothing to replay. */
 		r.kind = SROCE_REPLY_READ;
 		r.first = true;
@@ -667,7 +720,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 /**
  * sroce_resp_rcv() - a request for this QP's responder.
  * @qp: the queue pair
- * @pkt: SEND, WRITE, READ request or atomic, validated
+ * @pkt: SEND, WRITE, READ request, atomic or FLUSH, validated
  *
  * Context: softirq, RCU read side.
  */
@@ -754,6 +807,13 @@ execute:
 			break;
 		}
 		sroce_resp_atomic_write(qp, pkt);
+		break;
+	case SROCE_OP_FLUSH:
+		if (resp->in_send || resp->in_write) {
+			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+			break;
+		}
+		sroce_resp_flush_op(qp, pkt);
 		break;
 	default:
 		/* Opcodes of other transports never get here. */

@@ -13,6 +13,8 @@
 int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata)
 {
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
 	/* No driver-specific input is defined; output room is left alone. */
 	if (udata && udata->inlen)
 		return -EINVAL;
@@ -30,19 +32,20 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				 SROCE_DEVICE_ATOMIC_WRITE;
+				 SROCE_DEVICE_ATOMIC_WRITE |
+				 SROCE_DEVICE_FLUSH_GLOBAL;
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 	/* Kernel consumers may use lkey 0 in any of their PDs. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	/* Objects sroce does not implement (XRC) keep a limit of zero. */
 	attr->max_pd = SROCE_MAX_PD;
-	attr->max_mr = SROCE_MAX_MR;
+	attr->max_mr = sdev->max_mr;
 	/* Windows share the MR table (and its key space) with regions. */
-	attr->max_mw = SROCE_MAX_MR;
+	attr->max_mw = sdev->max_mr;
 	attr->max_mr_size = SROCE_MAX_MR_SIZE;
-	attr->max_cq = SROCE_MAX_CQ;
+	attr->max_cq = sdev->max_cq;
 	attr->max_cqe = SROCE_MAX_CQE;
-	attr->max_qp = SROCE_MAX_QP;
+	attr->max_qp = sdev->max_qp;
 	attr->max_qp_wr = SROCE_MAX_QP_WR;
 	attr->max_send_sge = SROCE_MAX_SGE;
 	attr->max_recv_sge = SROCE_MAX_SGE;
@@ -200,6 +203,8 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_RX_DROP_BAD_QKEY].name = "rx_drop_bad_qkey",
 	[SROCE_CNT_RX_DROP_NO_RECV].name = "rx_drop_no_recv_wqe",
 	[SROCE_CNT_RX_DROP_WRONG_PEER].name = "rx_drop_wrong_peer",
+	[SROCE_CNT_RX_QP_PACKETS].name = "rx_qp_packets",
+	[SROCE_CNT_RX_DROP_STALE].name = "rx_drop_stale_response",
 	[SROCE_CNT_RX_DUPLICATE].name = "rx_duplicate_request",
 	[SROCE_CNT_RX_OUT_OF_SEQ].name = "rx_out_of_sequence",
 	[SROCE_CNT_TX_PACKETS].name = "tx_roce_packets",
