@@ -6,6 +6,11 @@ test's choice and none the kernel's.
 
 usage: roce_pkt.py IFACE DST_MAC SRC_IP DST_IP [options]
 
+With --reply SECS it also plays the requester's part: it listens on UDP
+port 4791 (the netns it runs in has no RoCE device of its own) and prints
+the first answer as "reply OPCODE PSN SYNDROME PAYLOAD_LEN", or
+"reply none".
+
 The ICRC is computed here independently of sroce (IBA A17.3.3: CRC32 over
 eight 0xff bytes, then the IP, UDP and BTH headers with their variant
 fields set to ones, then the rest), so a packet this tool calls valid and
@@ -26,6 +31,7 @@ EXT_LEN = {
     0x06: 16, 0x07: 0, 0x08: 0, 0x09: 4, 0x0a: 16, 0x0b: 20,   # RC write
     0x0c: 16, 0x0d: 4, 0x0e: 0, 0x0f: 4, 0x10: 4,             # RC read
     0x11: 4, 0x12: 12, 0x13: 28, 0x14: 28, 0x16: 4, 0x17: 4,
+    0x1c: 20, 0x1d: 16,                                       # FLUSH, AW
     0x64: 8, 0x65: 12,                                        # UD send
     0x81: 16,                                                 # CNP
 }
@@ -62,11 +68,12 @@ def build(a):
     pad = a.pad
     pad_bytes = pad if a.pad_bytes is None else a.pad_bytes
     ext = EXT_LEN.get(a.opcode, 0) if a.ext_len is None else a.ext_len
+    ext = bytes(ext) if a.ext is None else bytes.fromhex(a.ext)
 
     flags = (a.se << 7) | (pad << 4) | a.tver
     bth = struct.pack("!BBHII", a.opcode, flags, a.pkey,
                       (a.resv8a << 24) | a.qpn, (a.ackreq << 31) | a.psn)
-    rest = bth + bytes(ext) + bytes((i & 0xff for i in range(a.payload)))
+    rest = bth + ext + bytes((i & 0xff for i in range(a.payload)))
     rest += bytes(pad_bytes)
     udp_len = 8 + len(rest) + 4 + a.udp_len_delta
     udp = struct.pack("!HHHH", a.sport, ROCE_PORT, udp_len & 0xffff, 0)
@@ -89,6 +96,16 @@ def build(a):
     return pkt, v6
 
 
+def parse_reply(data):
+    """OPCODE PSN SYNDROME PAYLOAD_LEN of a RoCEv2 UDP payload."""
+    opcode, flags = data[0], data[1]
+    psn = struct.unpack("!I", data[8:12])[0] & 0xffffff
+    has_aeth = opcode in (0x0d, 0x0f, 0x10, 0x11, 0x12)
+    syn = data[12] if has_aeth else -1
+    plen = len(data) - 12 - EXT_LEN.get(opcode, 0) - 4 - ((flags >> 4) & 3)
+    return f"0x{opcode:02x} {psn} 0x{syn & 0xff:02x} {plen}"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("iface")
@@ -103,6 +120,9 @@ def main():
     p.add_argument("--pad-bytes", type=int, help="pad bytes actually sent")
     p.add_argument("--payload", type=int, default=64)
     p.add_argument("--ext-len", type=int, help="override extension bytes")
+    p.add_argument("--ext", help="extension header bytes, in hex")
+    p.add_argument("--reply", type=float, metavar="SECS",
+                   help="wait this long for an answer and print it")
     p.add_argument("--tver", type=int, default=0)
     p.add_argument("--se", type=int, default=0)
     p.add_argument("--ackreq", type=int, default=0)
@@ -129,11 +149,23 @@ def main():
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((a.iface, 0))
     pairs = [(a.src_ip, a.dst_ip)] + ([tuple(a.also)] if a.also else [])
+    if a.reply is not None:
+        v6 = ipaddress.ip_address(a.src_ip).version == 6
+        r = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET,
+                          socket.SOCK_DGRAM)
+        r.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        r.bind((a.src_ip, ROCE_PORT))
+        r.settimeout(a.reply)
     for a.src_ip, a.dst_ip in pairs:
         pkt, v6 = build(a)
         eth = dst_mac + src_mac + struct.pack("!H", 0x86dd if v6 else 0x0800)
         for _ in range(a.count):
             s.send(eth + pkt)
+    if a.reply is not None:
+        try:
+            print("reply", parse_reply(r.recv(65536)))
+        except socket.timeout:
+            print("reply none")
     return 0
 
 

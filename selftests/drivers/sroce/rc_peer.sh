@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A scripted RoCEv2 peer (roce_pkt.py --reply, from a netns with no RDMA
+# device) against live sroce RC QPs (sroce_target): requests no libibverbs
+# consumer on our targets can post, checked answer by answer.
+#
+# FLUSH (IBA annex A19): a range or a whole region, placement type global
+# visibility, answered with an empty read response, a duplicate answered
+# again; refused with the right NAK for persistence, a range outside the
+# region, a region or QP without the FLUSH right, and reserved fields.
+# Kernels before 6.2 know no FLUSH right: there every FLUSH is refused.
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+sr_require_sroce
+command -v python3 >/dev/null || sr_skip "python3 missing"
+TARGET=$(sr_tool sroce_target) || sr_skip "sroce_target not built"
+PKT="$SR_DIR/roce_pkt.py"
+
+DEV=sroce_p${SR_TAG}
+sr_dmesg_mark
+sr_ns_pair || sr_skip "cannot build the veth/netns topology"
+sr_link_add "$DEV" "$A"
+MAC=$(cat "/sys/class/net/$A/address")
+sr_wait_gid "$DEV" "$IP4" || sr_fail "IPv4 GID never appeared"
+
+# IB access bits (ib_user_ioctl_verbs.h).
+LW=1 RW=2 RR=4 FLUSH_G=$((1 << 8)) FLUSH_P=$((1 << 9))
+PEER_QPN=0x100
+IFS=. read -r KMAJ KMIN _ <<<"$(uname -r)"
+HAVE_FLUSH=0
+[ "$KMAJ" -gt 6 ] || { [ "$KMAJ" = 6 ] && [ "${KMIN%%[!0-9]*}" -ge 2 ]; } &&
+	HAVE_FLUSH=1
+
+coproc TGT { "$TARGET" "$DEV" "$IP4" "$PEER4" 2>&1; }
+sr_on_exit "echo quit >&${TGT[1]}"
+read -r -t 20 line <&"${TGT[0]}"
+[ "$line" = ready ] || sr_fail "sroce_target did not start: $line"
+
+# tgt CMD: one command to sroce_target, its answer line on stdout.
+tgt() {
+	local ans
+	echo "$*" >&"${TGT[1]}"
+	read -r -t 20 ans <&"${TGT[0]}" || ans="(no answer)"
+	echo "$ans"
+}
+
+# new_qp QP_ACCESS MR_ACCESS: sets QPN RKEY VA (and IDX), or fails.
+new_qp() {
+	local ans
+	ans=$(tgt qp "$1" "$2" $PEER_QPN)
+	read -r kind IDX QPN RKEY VA _ <<<"$ans"
+	[ "$kind" = qp ] || { sr_log "qp $1 $2: $ans"; return 1; }
+}
+
+# send QPN PSN OPCODE EXT_HEX PAYLOAD: one request, prints the answer
+# "OPCODE PSN SYNDROME PAYLOAD_LEN" (or "none").
+send() {
+	local out
+	out=$(ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" \
+		--qpn "$1" --psn "$2" --opcode "$3" --ext "$4" --payload "$5" \
+		--ackreq 1 --reply 3)
+	echo "${out#reply }"
+}
+
+reth() { printf '%016x%08x%08x' "$1" "$2" "$3"; }
+feth() { printf '%08x' $(($1 | ($2 << 4))); }	# PLT SEL
+
+# expect DESC WANT QPN PSN OPCODE EXT PAYLOAD
+expect() {
+	local desc=$1 want=$2 got
+	shift 2
+	got=$(send "$@")
+	[ "$got" = "$want" ] || sr_log "$desc: got '$got', want '$want'"
+	sr_check "$desc" test "$got" = "$want"
+}
+
+state_is() { [ "$(tgt state "$1")" = "state $1 $2" ]; }
+
+READ_RESP_ONLY=0x10 ACK=0x11 WRITE_ONLY=0x0a FLUSH=0x1c
+NAK_INV=0x61 NAK_ACCESS=0x62
+QPS_RTS=3 QPS_ERR=6
+
+if [ $HAVE_FLUSH = 1 ]; then
+	new_qp $((RW | RR | FLUSH_G)) $((LW | RW | RR | FLUSH_G)) ||
+		sr_fail "a QP and region with the FLUSH right"
+	# A WRITE, then FLUSHes that make it visible.
+	got=$(send "$QPN" 0 $WRITE_ONLY "$(reth "$VA" "$RKEY" 64)" 64)
+	sr_check "WRITE_ONLY acknowledged" test "${got%% *}" = $ACK
+	expect "FLUSH of a range: empty read response" \
+		"$READ_RESP_ONLY 1 0x1f 0" "$QPN" 1 $FLUSH \
+		"$(feth 1 0)$(reth "$VA" "$RKEY" 64)" 0
+	expect "FLUSH of the whole region: empty read response" \
+		"$READ_RESP_ONLY 2 0x1f 0" "$QPN" 2 $FLUSH \
+		"$(feth 1 1)$(reth 0 "$RKEY" 0)" 0
+	expect "duplicate FLUSH answered again" \
+		"$READ_RESP_ONLY 1 0x1f 0" "$QPN" 1 $FLUSH \
+		"$(feth 1 0)$(reth "$VA" "$RKEY" 64)" 0
+	want=$(python3 -c 'print(bytes(range(64)).hex())')
+	sr_check "written data in the region" \
+		test "$(tgt mem "$IDX" 0 64)" = "mem $IDX $want"
+	sr_check "QP still in RTS" state_is "$IDX" $QPS_RTS
+
+	# Each refusal puts its QP in the error state: a fresh QP each.
+	refuse() {
+		local desc=$1 nak=$2 qpa=$3 mra=$4 f=$5 va=$6 len=$7
+		new_qp "$qpa" "$mra" || { sr_fail "$desc: no QP"; return; }
+		[ "$va" = base ] && va=$VA
+		expect "$desc" "$ACK 0 $nak 0" "$QPN" 0 $FLUSH \
+			"$f$(reth "$va" "$RKEY" "$len")" 0
+		sr_check "$desc: QP in error" state_is "$IDX" $QPS_ERR
+	}
+	ALL_QP=$((RW | RR | FLUSH_G)) ALL_MR=$((LW | RW | RR | FLUSH_G))
+	refuse "FLUSH past the region's end: remote access NAK" $NAK_ACCESS \
+		$ALL_QP $ALL_MR "$(feth 1 0)" $((VA + 16384 - 8)) 16
+	refuse "FLUSH for persistence: remote access NAK" $NAK_ACCESS \
+		$ALL_QP $ALL_MR "$(feth 2 0)" base 64
+	refuse "FLUSH into a region without the right: remote access NAK" \
+		$NAK_ACCESS $ALL_QP $((LW | RW | RR)) "$(feth 1 0)" base 64
+	refuse "FLUSH through a QP without the right: remote access NAK" \
+		$NAK_ACCESS $((RW | RR)) $ALL_MR "$(feth 1 0)" base 64
+	refuse "FLUSH with no placement type: invalid request NAK" $NAK_INV \
+		$ALL_QP $ALL_MR "$(feth 0 0)" base 64
+	refuse "FLUSH with reserved selectivity: invalid request NAK" \
+		$NAK_INV $ALL_QP $ALL_MR "$(feth 1 2)" base 64
+	sr_check "a region cannot claim persistence" \
+		test "$(tgt qp $ALL_QP $((LW | FLUSH_P)) $PEER_QPN)" = "err 95"
+else
+	sr_check "no FLUSH right for regions before 6.2" \
+		test "$(tgt qp $((RW | RR)) $((LW | FLUSH_G)) $PEER_QPN)" = "err 22"
+	new_qp $((RW | RR)) $((LW | RW | RR)) || sr_fail "a QP"
+	expect "FLUSH refused: remote access NAK" "$ACK 0 $NAK_ACCESS 0" \
+		"$QPN" 0 $FLUSH "$(feth 1 0)$(reth "$VA" "$RKEY" 64)" 0
+fi
+
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done

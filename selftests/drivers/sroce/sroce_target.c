@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sroce_target: live RC queue pairs for a scripted peer (roce_pkt.py,
+ * roce_fuzz.py) to talk to. The peer has no RDMA device: it writes the
+ * frames itself, so every field is the test's to choose.
+ *
+ *   sroce_target DEV LOCAL_IP PEER_IP
+ *
+ * then one command per line on stdin, one answer line each on stdout:
+ *
+ *   qp QP_ACCESS MR_ACCESS DEST_QPN
+ *        a QP in RTS (both PSNs 0) towards PEER_IP's DEST_QPN, its own
+ *        zeroed 16 KiB region and 32 posted receives into it
+ *        -> "qp IDX QPN RKEY VA LEN" or "err ERRNO"
+ *   state IDX         -> "state IDX IBV_QPS_*"
+ *   mem IDX OFF LEN   -> "mem IDX HEX"
+ *   cqes IDX          -> "cqes IDX N STATUS..." (drains the QP's CQ)
+ *   destroy IDX       -> "destroyed IDX RC"
+ *   quit
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#define MAX_QPS		4096
+#define REGION_LEN	16384
+#define RECVS		32
+
+struct target {
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	unsigned char *buf;
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct target t[MAX_QPS];
+static int nqps;
+static int sgid_index = -1;
+static union ibv_gid peer_gid;
+
+static void v4_mapped(const char *ip, union ibv_gid *gid)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	inet_pton(AF_INET, ip, &gid->raw[12]);
+}
+
+static int find_sgid(const char *local_ip)
+{
+	struct ibv_gid_entry e[64];
+	union ibv_gid want;
+	ssize_t n, i;
+
+	v4_mapped(local_ip, &want);
+	n = ibv_query_gid_table(ctx, e, 64, 0);
+	for (i = 0; i < n; i++)
+		if (e[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
+		    !memcmp(&e[i].gid, &want, sizeof(want)))
+			return e[i].gid_index;
+	return -1;
+}
+
+static int connect_qp(struct ibv_qp *qp, int qp_access, unsigned int dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = qp_access,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return errno;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.max_dest_rd_atomic = 16;
+	a.min_rnr_timer = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = peer_gid;
+	a.ah_attr.grh.sgid_index = sgid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return errno;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 16;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC))
+		return errno;
+	return 0;
+}
+
+static int new_qp(int qp_access, int mr_access, unsigned int dqpn)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = RECVS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct target *x = &t[nqps];
+	int i, err;
+
+	if (nqps == MAX_QPS)
+		return ENOSPC;
+	x->buf = calloc(1, REGION_LEN);
+	if (!x->buf)
+		return ENOMEM;
+	x->mr = ibv_reg_mr(pd, x->buf, REGION_LEN, mr_access);
+	if (!x->mr)
+		return errno;
+	x->cq = ibv_create_cq(ctx, 2 * RECVS, NULL, NULL, 0);
+	if (!x->cq)
+		return errno;
+	ia.send_cq = x->cq;
+	ia.recv_cq = x->cq;
+	x->qp = ibv_create_qp(pd, &ia);
+	if (!x->qp)
+		return errno;
+	err = connect_qp(x->qp, qp_access, dqpn);
+	if (err)
+		return err;
+	for (i = 0; i < RECVS; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)x->buf + i * (REGION_LEN / RECVS),
+			.length = REGION_LEN / RECVS,
+			.lkey = x->mr->lkey,
+		};
+		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		if (ibv_post_recv(x->qp, &wr, &bad))
+			return errno;
+	}
+	nqps++;
+	return 0;
+}
+
+static struct target *pick(int idx)
+{
+	return idx >= 0 && idx < nqps && t[idx].qp ? &t[idx] : NULL;
+}
+
+static void answer_mem(int idx, struct target *x, int off, int len)
+{
+	if (off < 0 || len < 0 || off > REGION_LEN || len > REGION_LEN - off) {
+		printf("mem %d out-of-range\n", idx);
+		return;
+	}
+	printf("mem %d ", idx);
+	while (len--)
+		printf("%02x", x->buf[off++]);
+	printf("\n");
+}
+
+static void answer_cqes(int idx, struct target *x)
+{
+	struct ibv_wc wc[16];
+	char out[1024] = "";
+	int n, i, total = 0;
+
+	while ((n = ibv_poll_cq(x->cq, 16, wc)) > 0) {
+		for (i = 0; i < n; i++)
+			snprintf(out + strlen(out), sizeof(out) - strlen(out),
+				 " %d:%d:%u", wc[i].status, wc[i].opcode,
+				 wc[i].byte_len);
+		total += n;
+	}
+	printf("cqes %d %d%s\n", idx, total, out);
+}
+
+static void answer_destroy(int idx, struct target *x)
+{
+	int err;
+
+	err = ibv_destroy_qp(x->qp) ? errno : 0;
+	if (!err)
+		err = ibv_destroy_cq(x->cq) ? errno : 0;
+	if (!err)
+		err = ibv_dereg_mr(x->mr) ? errno : 0;
+	x->qp = NULL;
+	printf("destroyed %d %d\n", idx, err);
+}
+
+static void answer(char *line)
+{
+	struct ibv_qp_init_attr qia;
+	struct ibv_qp_attr qa;
+	int v[3] = { -1, -1, -1 };
+	struct target *x;
+	char verb[16];
+	int err;
+
+	if (sscanf(line, "%15s %i %i %i", verb, &v[0], &v[1], &v[2]) < 1)
+		verb[0] = 0;
+	if (!strcmp(verb, "qp")) {
+		err = new_qp(v[0], v[1], v[2]);
+		x = err ? NULL : &t[nqps - 1];
+		if (!x)
+			printf("err %d\n", err);
+		else
+			printf("qp %d %u %u %llu %d\n", nqps - 1, x->qp->qp_num,
+			       x->mr->rkey,
+			       (unsigned long long)(uintptr_t)x->buf,
+			       REGION_LEN);
+		goto out;
+	}
+	x = pick(v[0]);
+	if (!x)
+		printf("bad command\n");
+	else if (!strcmp(verb, "state") && !ibv_query_qp(x->qp, &qa,
+							 IBV_QP_STATE, &qia))
+		printf("state %d %d\n", v[0], qa.qp_state);
+	else if (!strcmp(verb, "mem"))
+		answer_mem(v[0], x, v[1], v[2]);
+	else if (!strcmp(verb, "cqes"))
+		answer_cqes(v[0], x);
+	else if (!strcmp(verb, "destroy"))
+		answer_destroy(v[0], x);
+	else
+		printf("bad command\n");
+out:
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **list;
+	char line[256];
+	int i, n;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s DEV LOCAL_IP PEER_IP\n", argv[0]);
+		return 64;
+	}
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), argv[1]))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	if (!ctx) {
+		fprintf(stderr, "cannot open %s\n", argv[1]);
+		return 1;
+	}
+	pd = ibv_alloc_pd(ctx);
+	sgid_index = find_sgid(argv[2]);
+	if (!pd || sgid_index < 0) {
+		fprintf(stderr, "no PD or no RoCEv2 GID for %s\n", argv[2]);
+		return 1;
+	}
+	v4_mapped(argv[3], &peer_gid);
+	printf("ready\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		if (!strncmp(line, "quit", 4))
+			break;
+		answer(line);
+	}
+	for (i = 0; i < nqps; i++)
+		if (t[i].qp) {
+			ibv_destroy_qp(t[i].qp);
+			ibv_destroy_cq(t[i].cq);
+			ibv_dereg_mr(t[i].mr);
+		}
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return 0;
+}
