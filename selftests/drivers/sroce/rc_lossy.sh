@@ -1,19 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# RC over a lossy link. netem on both ends of a veth between two sroce
+# RC over lossy links. netem on both ends of a veth between two sroce
 # devices (the far one in another netns) drops, duplicates, reorders and
-# corrupts frames; rc_ops's data-carrying tests must still pass, data
-# checked byte for byte. Afterwards the counters must show the recovery:
+# corrupts frames, at each loss rate in turn (SR_LOSS_RATES, default 0.1%
+# 1% 5% 10%); rc_ops's data-carrying tests must pass at every rate, data
+# checked byte for byte. Each rate's recovery counters and time are
+# reported. Over the sweep the counters must show the recovery:
 # requesters restarted (timeout or sequence NAK), responders answered
 # duplicate requests (re-executed reads, replayed atomics, re-ACKed
-# writes), and corrupted frames were dropped and counted, not delivered.
+# writes), and corrupted frames were dropped and counted, not delivered;
+# at the highest rate losses must have been met and recovered from.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 RC_OPS=$(sr_tool rc_ops) || sr_skip "rc_ops not built"
 command -v tc >/dev/null || sr_skip "tc missing"
 command -v ibv_devinfo >/dev/null || sr_skip "ibv_devinfo missing"
-LOSS=${SR_LOSS:-2%}
+RATES=${SR_LOSS_RATES:-0.1% 1% 5% 10%}
+NETEM="delay 200us duplicate 1% reorder 10% 50% corrupt 1%"
 
 sr_dmesg_mark
 sr_sroce_ns_pair
@@ -23,31 +27,48 @@ mac_b=$(ip netns exec "$NS" cat "/sys/class/net/$B/address")
 ip neigh replace "$PEER4" lladdr "$mac_b" dev "$A" nud permanent
 ip -n "$NS" neigh replace "$IP4" lladdr "$mac_a" dev "$B" nud permanent
 # Reordering needs a delay to reorder against.
-tc qdisc add dev "$A" root netem delay 200us loss "$LOSS" \
-	duplicate 1% reorder 10% 50% corrupt 1% ||
-	sr_skip "netem not available"
-ip netns exec "$NS" tc qdisc add dev "$B" root netem delay 200us \
-	loss "$LOSS" duplicate 1% reorder 10% 50% corrupt 1%
+# shellcheck disable=SC2086 # NETEM is a word list
+tc qdisc add dev "$A" root netem $NETEM || sr_skip "netem not available"
+# shellcheck disable=SC2086
+ip netns exec "$NS" tc qdisc add dev "$B" root netem $NETEM
 
 # sum COUNTER: the counter over both devices.
 sum() {
 	echo $(( $(sr_counter "$DA" "$1") + $(sr_counter "$DB" "$1") ))
 }
 
+RECOVERY="retransmit_timeout seq_nak_received rx_duplicate_request rx_out_of_sequence rx_drop_bad_icrc rx_drop_malformed"
 if ga=$(sr_gid_index "$DA" "$IP4") && gb=$(sr_gid_index "$DB" "$PEER4"); then
-	sr_log "netem on both ends: delay 200us loss $LOSS duplicate 1% reorder 10% corrupt 1%"
-	sr_check "lossy link: rc_ops data tests" sr_run_indented \
-		timeout -k 10 900 env SROCE_DEV_A="$DA" SROCE_GID_A="$ga" \
-		SROCE_DEV_B="$DB" SROCE_GID_B="$gb" SROCE_MTU=1024 \
-		SROCE_SKIP_MAX_MSG=1 "$RC_OPS" \
-		-t send -t send_with_imm -t rdma_write -t rdma_write_with_imm \
-		-t rdma_read -t atomic_cmp_and_swp -t atomic_fetch_and_add \
-		-t multi_sge -t many_mtus_odd_length -t psn_wrap \
-		-t unsignaled_batch
+	for rate in $RATES; do
+		# shellcheck disable=SC2086
+		tc qdisc change dev "$A" root netem $NETEM loss "$rate"
+		# shellcheck disable=SC2086
+		ip netns exec "$NS" tc qdisc change dev "$B" root netem $NETEM \
+			loss "$rate"
+		declare -A was
+		for c in $RECOVERY tx_roce_packets; do was[$c]=$(sum "$c"); done
+		start=$(date +%s%N)
+		sr_check "loss $rate: rc_ops data tests" sr_run_indented \
+			timeout -k 10 900 env SROCE_DEV_A="$DA" SROCE_GID_A="$ga" \
+			SROCE_DEV_B="$DB" SROCE_GID_B="$gb" SROCE_MTU=1024 \
+			SROCE_SKIP_MAX_MSG=1 "$RC_OPS" \
+			-t send -t send_with_imm -t rdma_write \
+			-t rdma_write_with_imm -t rdma_read -t atomic_cmp_and_swp \
+			-t atomic_fetch_and_add -t multi_sge \
+			-t many_mtus_odd_length -t psn_wrap -t unsignaled_batch
+		line="loss $rate: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+		for c in tx_roce_packets $RECOVERY; do
+			line="$line $c +$(( $(sum "$c") - was[$c] ))"
+		done
+		sr_log "$line"
+		last_restarts=$(( $(sum retransmit_timeout) + $(sum seq_nak_received) - was[retransmit_timeout] - was[seq_nak_received] ))
+	done
 	sr_log "$(rdma statistic show link "$DA/1")"
 	sr_log "$(ip netns exec "$NS" rdma statistic show link "$DB/1")"
 	sr_check "requesters restarted after losses" \
 		test $(( $(sum retransmit_timeout) + $(sum seq_nak_received) )) -gt 0
+	sr_check "at the highest rate too ($last_restarts restarts)" \
+		test "$last_restarts" -gt 0
 	sr_check "responders answered duplicate requests" \
 		test "$(sum rx_duplicate_request)" -gt 0
 	sr_check "corrupted frames were dropped and counted" \

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sroce_limits: push a device against its limits, for limits.sh.
+ *
+ *   sroce_limits DEV attrs      print "max_qp N max_cq N max_mr N"
+ *   sroce_limits DEV qp|cq|mr   create objects until the device refuses;
+ *                               print "made N errno E", then the same
+ *                               after freeing one and retrying ("again")
+ *   sroce_limits DEV memlock KIB
+ *                               register regions of KIB KiB until one is
+ *                               refused; print "made N errno E", then free
+ *                               one and print whether a retry worked
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <infiniband/verbs.h>
+
+#define MAX_OBJS	300000
+
+static void *objs[MAX_OBJS];
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	return ctx;
+}
+
+static void *make(const char *kind, struct ibv_context *ctx,
+		  struct ibv_pd *pd, struct ibv_cq *cq, void *buf, size_t len)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	if (!strcmp(kind, "qp"))
+		return ibv_create_qp(pd, &ia);
+	if (!strcmp(kind, "cq"))
+		return ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	return ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+}
+
+static int destroy(const char *kind, void *obj)
+{
+	if (!strcmp(kind, "qp"))
+		return ibv_destroy_qp(obj);
+	if (!strcmp(kind, "cq"))
+		return ibv_destroy_cq(obj);
+	return ibv_dereg_mr(obj);
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device_attr attr;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	const char *kind;
+	size_t len = 4096;
+	char *buf;
+	int n, err, ret = 0;
+	void *again;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s DEV attrs|qp|cq|mr|memlock KIB\n",
+			argv[0]);
+		return 64;
+	}
+	kind = argv[2];
+	ctx = open_dev(argv[1]);
+	if (!ctx || ibv_query_device(ctx, &attr)) {
+		fprintf(stderr, "cannot open or query %s\n", argv[1]);
+		return 1;
+	}
+	if (!strcmp(kind, "attrs")) {
+		printf("max_qp %d max_cq %d max_mr %d\n", attr.max_qp,
+		       attr.max_cq, attr.max_mr);
+		return 0;
+	}
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	if (!pd || !cq)
+		return 1;
+	if (!strcmp(kind, "memlock")) {
+		if (argc < 4)
+			return 64;
+		len = strtoul(argv[3], NULL, 0) * 1024;
+		kind = "mr";
+	}
+	/* One buffer; every region covers its own part of it. */
+	buf = mmap(NULL, len * 4096, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (buf == MAP_FAILED)
+		return 1;
+	for (n = 0; n < MAX_OBJS; n++) {
+		objs[n] = make(kind, ctx, pd, cq,
+			       buf + (size_t)(n % 4096) * len, len);
+		if (!objs[n])
+			break;
+	}
+	err = errno;
+	printf("made %d errno %d\n", n, n < MAX_OBJS ? err : 0);
+	if (n > 0 && n < MAX_OBJS) {
+		/* Freeing one makes room for one. */
+		if (destroy(kind, objs[0]))
+			ret = 1;
+		again = make(kind, ctx, pd, cq, buf, len);
+		printf("again %s\n", again ? "made" : "refused");
+		objs[0] = again;
+	}
+	while (n-- > 0)
+		if (objs[n] && destroy(kind, objs[n]))
+			ret = 1;
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return ret;
+}
