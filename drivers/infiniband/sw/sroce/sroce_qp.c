@@ -260,7 +260,6 @@ err_sq:
 	sroce_ring_free(&qp->sq);
 err_count:
 	atomic_dec(&sdev->num_qp);
-err_qpn:
 	xa_erase(&sdev->qp_xa, qpn);
 	/* A receiver may have found the QP; the core frees it on return. */
 	synchronize_rcu_expedited();
@@ -304,13 +303,18 @@ static int sroce_qp_check_attr(struct sroce_qp *qp, struct ib_qp_attr *attr,
 		return -EINVAL;
 	if ((mask & IB_QP_PORT) && attr->port_num != SROCE_PORT)
 		return -EINVAL;
-	/* Local write means nothing for a QP, but consumers do pass it. */
+	/*
+	 * Local write means nothing for a QP, but consumers do pass it. The
+	 * CM grants both FLUSH rights to any device with a FLUSH capability;
+	 * persistence then still fails at the region, which cannot hold it.
+	 */
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
 				       IB_ACCESS_REMOTE_WRITE |
 				       IB_ACCESS_REMOTE_READ |
 				       IB_ACCESS_REMOTE_ATOMIC |
-				       SROCE_ACCESS_FLUSH_GLOBAL)))
+				       SROCE_ACCESS_FLUSH_GLOBAL |
+				       SROCE_ACCESS_FLUSH_PERSISTENT)))
 		return -EINVAL;
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (attr->path_mtu < IB_MTU_256 ||
