@@ -1,0 +1,163 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Two hosts (scripts/twohost): sroce against sroce, and sroce against the
+# kernel's rdma_rxe in both directions, over real virtio NICs joined by a
+# QEMU socket link.
+#
+#   link 1 (eth0): guest a sroce  <->  guest b sroce
+#   link 2 (eth1): guest a sroce  <->  guest b rdma_rxe
+#
+# Over each pairing (link 2 with each guest as the server in turn):
+# ib_write_bw, ib_read_lat, ib_send_bw and ib_atomic_bw (perftest, both
+# ends must finish and agree), rping -V and ibv_rc_pingpong -c (data
+# verified by the tools), and rc_verify (every byte of SEND, WRITE and
+# READ, and every atomic's returned and final value, checked). Guest a
+# captures both links with tshark: every frame must dissect as InfiniBand
+# with no error-level expert note.
+#
+# usage (in a guest): interop.sh ROLE SYNC_DIR    ROLE: a or b
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/../lib.sh"
+ROLE=${1:?role a or b} SYNC=${2:?sync directory}
+case $ROLE in a) OTHER=b ME=1 PEER=2 ;; b) OTHER=a ME=2 PEER=1 ;;
+*) sr_fail "role must be a or b"; sr_done ;; esac
+sr_require_sroce
+VERIFY=$(sr_tool rc_verify) || sr_skip "rc_verify not built"
+
+# Rendezvous through SYNC_DIR, which both guests see.
+mark() { : >"$SYNC/$ROLE.$1"; }
+await() {
+	local i
+	for ((i = 0; i < ${2:-600} * 5; i++)); do
+		[ -e "$SYNC/$OTHER.$1" ] && return 0
+		[ -e "$SYNC/$OTHER.abort" ] && return 1
+		sleep 0.2
+	done
+	return 1
+}
+sr_on_exit "mark abort"
+
+modprobe virtio_net
+for ((i = 0; i < 100; i++)); do
+	[ -e /sys/class/net/eth1 ] && break
+	sleep 0.1
+done
+[ -e /sys/class/net/eth1 ] || { sr_fail "no eth0/eth1 (virtio NICs)"; sr_done; }
+for l in 1 2; do
+	nic=eth$((l - 1))
+	ip link set "$nic" mtu 9000 up
+	ip addr add "198.18.20$l.$ME/24" dev "$nic"
+	ip addr add "2001:db8:20$l::$ME/64" dev "$nic" nodad
+done
+
+DEV1=sroce_l1
+if [ "$ROLE" = a ]; then
+	DEV2=sroce_l2 TYPE2=sroce
+else
+	modprobe rdma_rxe || sr_skip "rdma_rxe not available"
+	DEV2=rxe_l2 TYPE2=rxe
+fi
+sr_link_add "$DEV1" eth0 || sr_fail "rdma link add $DEV1"
+rdma link add "$DEV2" type $TYPE2 netdev eth1 || sr_fail "rdma link add $DEV2"
+sr_on_exit "rdma link del $DEV2"
+sr_dmesg_mark
+
+if [ "$ROLE" = a ]; then
+	CAP=$(mktemp -d)
+	sr_capture_start eth0 "$CAP/link1.pcap" || sr_fail "capture link 1"
+	cap1=$SR_CAPTURE_PID
+	sr_capture_start eth1 "$CAP/link2.pcap" || sr_fail "capture link 2"
+	cap2=$SR_CAPTURE_PID
+fi
+# Both ends up, addresses and GIDs in place, before the first step.
+for l in 1 2; do
+	dev=DEV$l
+	GIDX[l]=$(sr_gid_index "${!dev}" "198.18.20$l.$ME" 20) ||
+		sr_fail "no RoCEv2 GID on ${!dev}"
+done
+mark up
+await up 300 || sr_fail "guest $OTHER never came up"
+ping -c 1 -W 5 "198.18.201.$PEER" >/dev/null || sr_fail "link 1 ping"
+ping -c 1 -W 5 "198.18.202.$PEER" >/dev/null || sr_fail "link 2 ping"
+
+# The steps: "NAME SERVER_ARGS ||| CLIENT_ARGS"; @DEV@, @GID@, @ME@ and
+# @PEER@ (addresses) are filled in per link and side. Reads and atomics
+# name their depth (-o 16, sroce's maximum): perftest sets its initiator
+# depth from the peer's maximum, and rxe's is 128.
+STEPS=(
+	"ib_write_bw ib_write_bw -d @DEV@ -x @GID@ -F -s 65536 -n 300 ||| ib_write_bw -d @DEV@ -x @GID@ -F -s 65536 -n 300 @PEER@"
+	"ib_read_lat ib_read_lat -d @DEV@ -x @GID@ -F -s 64 -n 300 -o 16 ||| ib_read_lat -d @DEV@ -x @GID@ -F -s 64 -n 300 -o 16 @PEER@"
+	"ib_send_bw ib_send_bw -d @DEV@ -x @GID@ -F -s 4096 -n 300 ||| ib_send_bw -d @DEV@ -x @GID@ -F -s 4096 -n 300 @PEER@"
+	"ib_atomic_bw ib_atomic_bw -d @DEV@ -x @GID@ -F -n 300 -o 16 ||| ib_atomic_bw -d @DEV@ -x @GID@ -F -n 300 -o 16 @PEER@"
+	"rping rping -s -a @ME@ -C 20 -S 4096 -V ||| rping -c -a @PEER@ -C 20 -S 4096 -V"
+	"ibv_rc_pingpong ibv_rc_pingpong -d @DEV@ -g @GID@ -s 4096 -n 200 -c ||| ibv_rc_pingpong -d @DEV@ -g @GID@ -s 4096 -n 200 -c @PEER@"
+	"rc_verify $VERIFY server @DEV@ @GID@ ||| $VERIFY client @DEV@ @GID@ @PEER@"
+)
+
+NSTEP=0
+# pairing LINK SERVER_ROLE DESC: every step over LINK, SERVER_ROLE serving.
+pairing() {
+	local l=$1 srv=$2 desc=$3 s name cmd out pid rc i dev=DEV$1
+	for s in "${STEPS[@]}"; do
+		NSTEP=$((NSTEP + 1))
+		name=${s%% *}
+		if [ "$ROLE" = "$srv" ]; then
+			cmd=${s#* }
+			cmd=${cmd%% |||*}
+		else
+			cmd=${s#*||| }
+		fi
+		cmd=${cmd//@DEV@/${!dev}}
+		cmd=${cmd//@GID@/${GIDX[l]}}
+		cmd=${cmd//@ME@/198.18.20$l.$ME}
+		cmd=${cmd//@PEER@/198.18.20$l.$PEER}
+		out=$(mktemp)
+		if [ "$ROLE" = "$srv" ]; then
+			# shellcheck disable=SC2086 # cmd is a word list
+			timeout 180 $cmd >"$out" 2>&1 &
+			pid=$!
+			sleep 1
+			mark "srv$NSTEP"
+			wait $pid
+			rc=$?
+		else
+			await "srv$NSTEP" 300 || { sr_fail "$desc: $name: no server"; continue; }
+			# The server may still be on its way to listen.
+			for ((i = 0; i < 10; i++)); do
+				# shellcheck disable=SC2086 # cmd is a word list
+				timeout 180 $cmd >"$out" 2>&1
+				rc=$?
+				[ $rc = 0 ] && break
+				grep -qiE "couldn't connect|unable to connect|connection refused|rdma_connect|REJECTED|Couldn't read remote address" \
+					"$out" || break
+				sleep 1
+			done
+		fi
+		[ $rc = 0 ] || sed 's/^/#   /' "$out" | tail -20
+		sr_check "$desc: $name ($([ "$ROLE" = "$srv" ] && echo server || echo client))" \
+			test $rc = 0
+		rm -f "$out"
+		mark "done$NSTEP"
+		await "done$NSTEP" 300 || sr_fail "$desc: $name: peer never finished"
+	done
+}
+
+pairing 1 a "sroce<->sroce, a serving"
+pairing 2 a "link 2 (a sroce, b rxe), a serving"
+pairing 2 b "link 2 (a sroce, b rxe), b serving"
+
+if [ "$ROLE" = a ]; then
+	SR_CAPTURE_PID=$cap1 sr_capture_stop
+	SR_CAPTURE_PID=$cap2 sr_capture_stop
+	for l in 1 2; do
+		read -r frames roce bad _ <<<"$(sr_capture_summary "$CAP/link$l.pcap")"
+		sr_log "link $l capture: $frames frames, $roce InfiniBand, $bad with errors"
+		sr_check "link $l: every RoCEv2 frame dissects cleanly" \
+			test "$frames" -gt 1000 -a "$roce" = "$frames" -a "$bad" = 0
+	done
+	rm -rf "$CAP"
+fi
+sr_check "kernel log clean" sr_dmesg_clean
+mark end
+await end 120
+sr_done
