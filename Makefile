@@ -9,6 +9,9 @@
 #   make check           the whole test suite on both kernels (see README)
 #   make bench           sroce against rdma_rxe, perftest matrix (see README);
 #                        BENCH_ARGS=--quick for a smoke test
+#   make debug-kernel    opt-in: build a KASAN/lockdep/kmemleak kernel from
+#                        linux-source-6.12 and run the selftests on it
+#                        (scripts/debug-kernel; about two hours)
 #   make checkpatch      scripts/checkpatch.pl --strict over the sources
 #   make sparse          sparse with endianness checks
 #
@@ -24,7 +27,7 @@ KBUILD_TREE = $(BUILD)/$(KREL)
 USER_OUT := $(BUILD)/user
 W ?= 1
 
-.PHONY: all tree module modules-all provider selftests run check bench \
+.PHONY: all tree module modules-all provider selftests run check bench debug-kernel \
 	checkpatch sparse clean
 
 all: module provider selftests
@@ -58,6 +61,9 @@ check:
 BENCH_ARGS ?=
 bench:
 	scripts/bench --kernel $(KVER) $(BENCH_ARGS)
+
+debug-kernel:
+	scripts/debug-kernel all
 
 checkpatch:
 	scripts/lint checkpatch

@@ -17,7 +17,7 @@
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 command -v python3 >/dev/null || sr_skip "python3 missing"
-TARGET=$(sr_tool sroce_target) || sr_skip "sroce_target not built"
+sr_tool sroce_target >/dev/null || sr_skip "sroce_target not built"
 VERIFY=$(sr_tool rc_verify) || sr_skip "rc_verify not built"
 COUNT=${SR_FUZZ_COUNT:-20000}
 SECONDS_MAX=${SR_FUZZ_SECONDS:-150}
@@ -29,16 +29,7 @@ MAC=$(cat "/sys/class/net/$A/address")
 GA=$(sr_gid_index "$DA" "$IP4" 20) || sr_fail "no GID on $DA"
 GB=$(sr_gid_index "$DB" "$PEER4" 20) || sr_fail "no GID on $DB"
 
-coproc TGT { "$TARGET" "$DA" "$IP4" "$PEER4" 2>"$SR_DIR/../../../build/fuzz-target.err"; }
-sr_on_exit "echo quit >&${TGT[1]}"
-read -r -t 20 line <&"${TGT[0]}"
-[ "$line" = ready ] || sr_fail "sroce_target did not start: $line"
-tgt() {
-	local ans
-	echo "$*" >&"${TGT[1]}"
-	read -r -t 20 ans <&"${TGT[0]}" || ans="(no answer)"
-	echo "$ans"
-}
+sr_target_start "$DA" "$IP4" "$PEER4" || sr_fail "sroce_target did not start"
 
 # Eight live QPs with every remote right, two destroyed ones.
 live=() dead=()
@@ -114,9 +105,12 @@ if kill -0 "$TGT_PID" 2>/dev/null; then
 	ans=$(tgt state 0)
 	sr_log "target QP 0: $ans"
 	sr_check "target QPs still answer queries" test "${ans%% *}" = state
+	sr_check "nothing written outside the target regions" \
+		test "$(tgt guards)" = "guards ok"
 else
 	wait "$TGT_PID"
 	sr_fail "sroce_target exited during the fuzzing (status $?)"
+	sed 's/^/#   /' "$SR_TARGET_ERR"
 fi
 sr_check "checked traffic still works afterwards" verify_once "$LOGS/final"
 sr_check "kernel log clean" sr_dmesg_clean

@@ -70,7 +70,10 @@ static int new_pair(struct _test_data_hostile *self)
 		.cap = { .max_send_wr = 64, .max_recv_wr = 64,
 			 .max_send_sge = 4, .max_recv_sge = 4 },
 	};
-	union ibv_gid gid;
+	struct sroce_rc_path path = {
+		.sgid_index = self->gidx, .mtu = IBV_MTU_1024, .rd_atomic = 4,
+		.timeout = 8, .retry = 1, .hop_limit = 1,
+	};
 	int i;
 
 	for (i = 0; i < 2; i++) {
@@ -82,33 +85,11 @@ static int new_pair(struct _test_data_hostile *self)
 		if (!self->qp[i] || to_init(self->qp[i]))
 			return -1;
 	}
-	if (ibv_query_gid(self->d.ctx, 1, self->gidx, &gid))
+	if (ibv_query_gid(self->d.ctx, 1, self->gidx, &path.dgid))
 		return -1;
 	for (i = 0; i < 2; i++) {
-		struct ibv_qp_attr a = {
-			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-			.dest_qp_num = self->qp[!i]->qp_num,
-			.max_dest_rd_atomic = 4, .min_rnr_timer = 1,
-			.ah_attr = { .is_global = 1, .port_num = 1,
-				     .grh = { .dgid = gid, .hop_limit = 1,
-					      .sgid_index = self->gidx } },
-		};
-
-		if (ibv_modify_qp(self->qp[i], &a, IBV_QP_STATE | IBV_QP_AV |
-				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER))
-			return -1;
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 8;
-		a.retry_cnt = 1;
-		a.rnr_retry = 1;
-		a.max_rd_atomic = 4;
-		if (ibv_modify_qp(self->qp[i], &a, IBV_QP_STATE |
-				  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				  IBV_QP_MAX_QP_RD_ATOMIC))
+		path.dest_qpn = self->qp[!i]->qp_num;
+		if (sroce_rc_rtr_rts(self->qp[i], &path))
 			return -1;
 	}
 	return 0;

@@ -295,6 +295,28 @@ sr_capture_summary() {
 		END { print n + 0, ib + 0, bad + 0, max + 0 }'
 }
 
+# sr_target_start DEV LOCAL_IP PEER_IP: sroce_target (live RC QPs for a
+# scripted peer) as the coprocess TGT, told to quit at exit, its stderr in
+# $SR_TARGET_ERR. Fails unless it comes up.
+sr_target_start() {
+	local bin line
+	bin=$(sr_tool sroce_target) || return 1
+	SR_TARGET_ERR=$(mktemp)
+	sr_on_exit "rm -f $SR_TARGET_ERR"
+	coproc TGT { "$bin" "$@" 2>"$SR_TARGET_ERR"; }
+	sr_on_exit "echo quit >&${TGT[1]}"
+	read -r -t 20 line <&"${TGT[0]}"
+	[ "$line" = ready ] || { sed 's/^/# /' "$SR_TARGET_ERR"; return 1; }
+}
+
+# tgt CMD: one command to sroce_target, its answer line on stdout.
+tgt() {
+	local ans
+	echo "$*" >&"${TGT[1]}"
+	read -r -t 20 ans <&"${TGT[0]}" || ans="(no answer)"
+	echo "$ans"
+}
+
 # The kernel must not have complained while the test ran.
 sr_dmesg_mark() { SR_DMESG_LINES=$(dmesg | wc -l); }
 sr_dmesg_clean() {

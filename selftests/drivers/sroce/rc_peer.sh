@@ -13,7 +13,7 @@
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 command -v python3 >/dev/null || sr_skip "python3 missing"
-TARGET=$(sr_tool sroce_target) || sr_skip "sroce_target not built"
+sr_tool sroce_target >/dev/null || sr_skip "sroce_target not built"
 PKT="$SR_DIR/roce_pkt.py"
 
 DEV=sroce_p${SR_TAG}
@@ -31,18 +31,7 @@ HAVE_FLUSH=0
 [ "$KMAJ" -gt 6 ] || { [ "$KMAJ" = 6 ] && [ "${KMIN%%[!0-9]*}" -ge 2 ]; } &&
 	HAVE_FLUSH=1
 
-coproc TGT { "$TARGET" "$DEV" "$IP4" "$PEER4" 2>&1; }
-sr_on_exit "echo quit >&${TGT[1]}"
-read -r -t 20 line <&"${TGT[0]}"
-[ "$line" = ready ] || sr_fail "sroce_target did not start: $line"
-
-# tgt CMD: one command to sroce_target, its answer line on stdout.
-tgt() {
-	local ans
-	echo "$*" >&"${TGT[1]}"
-	read -r -t 20 ans <&"${TGT[0]}" || ans="(no answer)"
-	echo "$ans"
-}
+sr_target_start "$DEV" "$IP4" "$PEER4" || sr_fail "sroce_target did not start"
 
 # new_qp QP_ACCESS MR_ACCESS: sets QPN RKEY VA (and IDX), or fails.
 new_qp() {

@@ -19,13 +19,9 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
-#include <infiniband/verbs.h>
+#include "sroce_test.h"
 
 #define KIB		1024u
 #define REGION		(2048 * KIB)
@@ -196,12 +192,6 @@ static int setup(const char *dev, int gidx, struct peer_info *me)
 		.cap = { .max_send_wr = 16, .max_recv_wr = NRECV,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
 	struct ibv_device **list;
 	struct ibv_port_attr port;
 	union ibv_gid gid;
@@ -227,8 +217,7 @@ static int setup(const char *dev, int gidx, struct peer_info *me)
 	ia.send_cq = cq;
 	ia.recv_cq = cq;
 	qp = mr ? ibv_create_qp(pd, &ia) : NULL;
-	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (!qp || to_init(qp))
 		return -1;
 	srand48(getpid() ^ time(NULL));
 	me->qpn = qp->qp_num;
@@ -243,34 +232,17 @@ static int setup(const char *dev, int gidx, struct peer_info *me)
 static int connect_qp(int gidx, const struct peer_info *me,
 		      const struct peer_info *p)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = me->mtu < p->mtu ? me->mtu : p->mtu,
-		.dest_qp_num = p->qpn, .rq_psn = p->psn,
-		.max_dest_rd_atomic = 4, .min_rnr_timer = 12,
-		.ah_attr = { .is_global = 1, .port_num = 1,
-			     .grh = { .sgid_index = gidx, .hop_limit = 64 } },
+	struct sroce_rc_path path = {
+		.sgid_index = gidx, .dest_qpn = p->qpn, .rq_psn = p->psn,
+		.sq_psn = me->psn, .mtu = me->mtu < p->mtu ? me->mtu : p->mtu,
+		.rd_atomic = 4, .timeout = 14, .retry = 7, .hop_limit = 64,
 	};
 
-	memcpy(a.ah_attr.grh.dgid.raw, p->gid, 16);
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = me->psn;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	memcpy(path.dgid.raw, p->gid, 16);
+	return sroce_rc_rtr_rts(qp, &path);
 }
 
 static const uint32_t send_lens[] = { 1, 100, 4095, 4096, 5000, 65536 };
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NSEND ARRAY_SIZE(send_lens)
 
 static void run_server(int fd)

@@ -16,24 +16,27 @@
  *   mem IDX OFF LEN   -> "mem IDX HEX"
  *   cqes IDX          -> "cqes IDX N STATUS..." (drains the QP's CQ)
  *   destroy IDX       -> "destroyed IDX RC"
+ *   guards            -> "guards ok", or "guards bad IDX" for the first QP
+ *                        whose region's guard pages (a page on each side,
+ *                        filled with 0x5a) changed: a write outside the
+ *                        region
  *   quit
  */
 #include <arpa/inet.h>
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <infiniband/verbs.h>
+#include <sys/mman.h>
+#include "sroce_test.h"
 
 #define MAX_QPS		4096
 #define REGION_LEN	16384
 #define RECVS		32
+#define GUARD		4096
+#define GUARD_BYTE	0x5a
 
 struct target {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
-	unsigned char *buf;
+	unsigned char *buf;	/* the region, between two guard pages */
 };
 
 static struct ibv_context *ctx;
@@ -73,36 +76,17 @@ static int connect_qp(struct ibv_qp *qp, int qp_access, unsigned int dqpn)
 		.port_num = 1,
 		.qp_access_flags = qp_access,
 	};
+	struct sroce_rc_path path = {
+		.dgid = peer_gid, .sgid_index = sgid_index,
+		.mtu = IBV_MTU_1024, .rd_atomic = 16, .timeout = 14, .retry = 7,
+		.hop_limit = 64,
+	};
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return errno;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer_gid;
-	a.ah_attr.grh.sgid_index = sgid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return errno;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		return errno;
-	return 0;
+	path.dest_qpn = dqpn;
+	return sroce_rc_rtr_rts(qp, &path);
 }
 
 static int new_qp(int qp_access, int mr_access, unsigned int dqpn)
@@ -117,9 +101,13 @@ static int new_qp(int qp_access, int mr_access, unsigned int dqpn)
 
 	if (nqps == MAX_QPS)
 		return ENOSPC;
-	x->buf = calloc(1, REGION_LEN);
-	if (!x->buf)
+	x->buf = mmap(NULL, REGION_LEN + 2 * GUARD, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (x->buf == MAP_FAILED)
 		return ENOMEM;
+	memset(x->buf, GUARD_BYTE, REGION_LEN + 2 * GUARD);
+	x->buf += GUARD;
+	memset(x->buf, 0, REGION_LEN);
 	x->mr = ibv_reg_mr(pd, x->buf, REGION_LEN, mr_access);
 	if (!x->mr)
 		return errno;
@@ -148,6 +136,20 @@ static int new_qp(int qp_access, int mr_access, unsigned int dqpn)
 	}
 	nqps++;
 	return 0;
+}
+
+static void answer_guards(void)
+{
+	int i, k;
+
+	for (i = 0; i < nqps; i++)
+		for (k = 0; k < GUARD; k++)
+			if (t[i].buf[-1 - k] != GUARD_BYTE ||
+			    t[i].buf[REGION_LEN + k] != GUARD_BYTE) {
+				printf("guards bad %d\n", i);
+				return;
+			}
+	printf("guards ok\n");
 }
 
 static struct target *pick(int idx)
@@ -217,6 +219,10 @@ static void answer(char *line)
 			       x->mr->rkey,
 			       (unsigned long long)(uintptr_t)x->buf,
 			       REGION_LEN);
+		goto out;
+	}
+	if (!strcmp(verb, "guards")) {
+		answer_guards();
 		goto out;
 	}
 	x = pick(v[0]);

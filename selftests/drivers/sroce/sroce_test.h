@@ -16,6 +16,10 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 struct sroce_tdev {
 	char ibdev[32];
 	char veth[IFNAMSIZ];
@@ -58,6 +62,52 @@ static inline int to_init(struct ibv_qp *qp)
 
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+/* Where an RC QP connects to and how; sroce_rc_rtr_rts() applies it. */
+struct sroce_rc_path {
+	union ibv_gid dgid;
+	int sgid_index;
+	unsigned int dest_qpn;
+	unsigned int rq_psn;
+	unsigned int sq_psn;
+	enum ibv_mtu mtu;
+	unsigned char rd_atomic;	/* both directions */
+	unsigned char timeout;
+	unsigned char retry;		/* retry_cnt and rnr_retry */
+	unsigned char hop_limit;
+};
+
+/* INIT to RTR to RTS over RoCEv2 (a GRH always); 0 or the errno. */
+static inline int sroce_rc_rtr_rts(struct ibv_qp *qp,
+				   const struct sroce_rc_path *p)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = p->mtu,
+		.dest_qp_num = p->dest_qpn, .rq_psn = p->rq_psn,
+		.max_dest_rd_atomic = p->rd_atomic, .min_rnr_timer = 1,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = p->dgid,
+				      .sgid_index = p->sgid_index,
+				      .hop_limit = p->hop_limit } },
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return errno;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = p->timeout;
+	a.retry_cnt = p->retry;
+	a.rnr_retry = p->retry;
+	a.sq_psn = p->sq_psn;
+	a.max_rd_atomic = p->rd_atomic;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC))
+		return errno;
+	return 0;
 }
 
 static inline struct ibv_context *open_by_name(const char *name)

@@ -10,11 +10,8 @@
  * exit status 0 only when every check held.
  */
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <infiniband/verbs.h>
+#include "sroce_test.h"
 
 #define SLOT		4096	/* bytes per QP: its send/read/atomic area */
 #define NCQ		4
@@ -84,50 +81,22 @@ static int connect_pair(struct pair *pr, int p)
 		.cap = { .max_send_wr = 2, .max_recv_wr = 2,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	struct sroce_rc_path path = {
+		.dgid = gid, .sgid_index = gidx, .mtu = IBV_MTU_1024,
+		.rd_atomic = 1, .timeout = 14, .retry = 7, .hop_limit = 1,
+	};
 	int s;
 
 	for (s = 0; s < 2; s++) {
-		struct ibv_qp_attr a = {
-			.qp_state = IBV_QPS_INIT, .port_num = 1,
-			.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-					   IBV_ACCESS_REMOTE_READ |
-					   IBV_ACCESS_REMOTE_ATOMIC,
-		};
-
 		ia.send_cq = cqs[(p * 2 + s) % NCQ];
 		ia.recv_cq = ia.send_cq;
 		pr->qp[s] = ibv_create_qp(pd, &ia);
-		if (!pr->qp[s] ||
-		    ibv_modify_qp(pr->qp[s], &a, IBV_QP_STATE |
-				  IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				  IBV_QP_ACCESS_FLAGS))
+		if (!pr->qp[s] || to_init(pr->qp[s]))
 			return -1;
 	}
 	for (s = 0; s < 2; s++) {
-		struct ibv_qp_attr a = {
-			.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-			.dest_qp_num = pr->qp[!s]->qp_num,
-			.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
-			.ah_attr = { .is_global = 1, .port_num = 1,
-				     .grh = { .dgid = gid, .hop_limit = 1,
-					      .sgid_index = gidx } },
-		};
-
-		if (ibv_modify_qp(pr->qp[s], &a, IBV_QP_STATE | IBV_QP_AV |
-				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER))
-			return -1;
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IBV_QPS_RTS;
-		a.timeout = 14;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = 1;
-		if (ibv_modify_qp(pr->qp[s], &a, IBV_QP_STATE |
-				  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				  IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				  IBV_QP_MAX_QP_RD_ATOMIC))
+		path.dest_qpn = pr->qp[!s]->qp_num;
+		if (sroce_rc_rtr_rts(pr->qp[s], &path))
 			return -1;
 	}
 	return 0;
