@@ -55,7 +55,13 @@
 #define SROCE_QP1_QKEY		0x80010000
 #define SROCE_MAX_SGE		32
 #define SROCE_MAX_INLINE	256
+/*
+ * Reads and atomics: a responder keeps answers for SROCE_MAX_RD_ATOMIC
+ * outstanding requests; a requester may have SROCE_MAX_INIT_RD_ATOMIC
+ * outstanding, a count only, so it can match deeper responders (rxe: 128).
+ */
 #define SROCE_MAX_RD_ATOMIC	16
+#define SROCE_MAX_INIT_RD_ATOMIC	128
 /* Largest message: reported as the port's max_msg_sz and enforced. */
 #define SROCE_MAX_MSG_SIZE	BIT(30)
 /* Packets a requester may have unacknowledged, and how often it asks. */

@@ -51,7 +51,7 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_recv_sge = SROCE_MAX_SGE;
 	attr->max_sge_rd = SROCE_MAX_SGE;
 	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
-	attr->max_qp_init_rd_atom = SROCE_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = SROCE_MAX_INIT_RD_ATOMIC;
 	attr->max_ah = SROCE_MAX_AH;
 	attr->max_srq = SROCE_MAX_SRQ;
 	attr->max_mcast_grp = SROCE_MAX_MCAST_GRP;
