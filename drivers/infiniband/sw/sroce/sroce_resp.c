@@ -717,6 +717,18 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	}
 }
 
+/*
+ * A single-packet request (READ, atomic, FLUSH) inside a SEND or WRITE
+ * that has not ended is invalid: NAK it and report true.
+ */
+static bool sroce_resp_mid_message(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	if (!qp->resp.in_send && !qp->resp.in_write)
+		return false;
+	sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+	return true;
+}
+
 /**
  * sroce_resp_rcv() - a request for this QP's responder.
  * @qp: the queue pair
@@ -780,10 +792,8 @@ execute:
 		sroce_resp_write(qp, pkt, op);
 		break;
 	case SROCE_OP_READ_REQUEST:
-		if (resp->in_send || resp->in_write) {
-			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		if (sroce_resp_mid_message(qp, pkt))
 			break;
-		}
 		if (sroce_resp_read(qp, pkt)) {
 			u32 len = be32_to_cpu(((const struct sroce_reth *)
 					       (pkt->hdr + SROCE_BTH_BYTES))->len);
@@ -795,24 +805,18 @@ execute:
 		break;
 	case SROCE_OP_COMPARE_SWAP:
 	case SROCE_OP_FETCH_ADD:
-		if (resp->in_send || resp->in_write) {
-			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		if (sroce_resp_mid_message(qp, pkt))
 			break;
-		}
 		sroce_resp_atomic(qp, pkt, op);
 		break;
 	case SROCE_OP_ATOMIC_WRITE:
-		if (resp->in_send || resp->in_write) {
-			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		if (sroce_resp_mid_message(qp, pkt))
 			break;
-		}
 		sroce_resp_atomic_write(qp, pkt);
 		break;
 	case SROCE_OP_FLUSH:
-		if (resp->in_send || resp->in_write) {
-			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		if (sroce_resp_mid_message(qp, pkt))
 			break;
-		}
 		sroce_resp_flush_op(qp, pkt);
 		break;
 	default:
