@@ -69,6 +69,13 @@
 #define SROCE_ACKREQ_EVERY	32
 /* Packets one pass sends before letting softirqs drain the backlog. */
 #define SROCE_TX_BUDGET		32
+/*
+ * A queue pair pauses while the stack below it (qdisc, NIC ring, loopback
+ * queue) holds this many of its packets, and resumes once it holds at
+ * most the low mark: a slow link then queues instead of dropping.
+ */
+#define SROCE_TX_INFLIGHT_HIGH	64
+#define SROCE_TX_INFLIGHT_LOW	32
 /* QPN 0 and 1 are the SMI and GSI QPs; keep a few more for the future. */
 #define SROCE_MIN_QPN		16
 #define SROCE_MAX_QPN		0xffffff
@@ -108,6 +115,8 @@
  * @SROCE_CNT_PORT_EVENTS: port state changes dispatched to consumers
  * @SROCE_CNT_TX_PACKETS: packets sent
  * @SROCE_CNT_TX_DROP: packets that could not be built or queued
+ * @SROCE_CNT_TX_PAUSE: times a queue pair paused with SROCE_TX_INFLIGHT_HIGH
+ *	of its packets still queued below it
  * @SROCE_CNT_RETRANSMIT_TIMEOUT: retransmissions after a local ACK timeout
  * @SROCE_CNT_SEQ_NAK_RCVD: PSN sequence error NAKs received
  * @SROCE_CNT_RNR_NAK_RCVD: RNR NAKs received
@@ -135,6 +144,7 @@ enum sroce_counter {
 	SROCE_CNT_PORT_EVENTS,
 	SROCE_CNT_TX_PACKETS,
 	SROCE_CNT_TX_DROP,
+	SROCE_CNT_TX_PAUSE,
 	SROCE_CNT_RETRANSMIT_TIMEOUT,
 	SROCE_CNT_SEQ_NAK_RCVD,
 	SROCE_CNT_RNR_NAK_RCVD,
@@ -543,6 +553,29 @@ struct sroce_resp {
 	u32 atomic_next;
 };
 
+/* Who waits in sroce_tx_credit.paused. */
+enum {
+	SROCE_TX_PAUSED_REQ,
+	SROCE_TX_PAUSED_RESP,
+};
+
+/**
+ * struct sroce_tx_credit - a queue pair's packets still queued below it.
+ * @held: those packets, plus one while the queue pair lives
+ * @paused: SROCE_TX_PAUSED_* bits: who waits for the packets to drain
+ * @qp: the queue pair (RCU); NULL once it is being destroyed
+ * @rcu: frees the credit after the last packet and the queue pair
+ *
+ * Packets can outlive their queue pair in a qdisc or a NIC ring, so the
+ * count lives apart from it and goes when both are gone.
+ */
+struct sroce_tx_credit {
+	atomic_t held;
+	unsigned long paused;
+	struct sroce_qp __rcu *qp;
+	struct rcu_head rcu;
+};
+
 /**
  * struct sroce_qp - a queue pair.
  * @ibqp: the core's QP
@@ -560,6 +593,7 @@ struct sroce_resp {
  * @sq: send ring (user or kernel consumer produces)
  * @rq: receive ring (user or kernel consumer produces)
  * @path: packet addressing, set on the way to RTR
+ * @credit: its packets queued below it (transmit backpressure)
  * @mtu: path MTU in bytes
  * @dead: being destroyed: arm no timer, queue no work
  * @req_lock: requester and completer state
@@ -587,6 +621,7 @@ struct sroce_qp {
 	struct sroce_ring sq;
 	struct sroce_ring rq;
 	struct sroce_path path;
+	struct sroce_tx_credit *credit;
 	u32 mtu;
 	bool dead;
 	spinlock_t req_lock;	/* requester */
@@ -886,8 +921,16 @@ sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn, bool ackreq, bool se,
 				 ext_len, payload, ext, payload_buf);
 }
 
+int sroce_tx_credit_init(struct sroce_qp *qp);
+void sroce_tx_credit_detach(struct sroce_qp *qp);
+void sroce_tx_credit_put(struct sroce_tx_credit *c);
+void sroce_tx_credit_wait_all(void);
+bool sroce_tx_may_send(struct sroce_qp *qp, int who);
+void sroce_tx_charge(struct sroce_qp *qp, struct sk_buff *skb);
+
 static inline void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
 {
+	sroce_tx_charge(qp, skb);
 	sroce_tx_send_to(to_sdev(qp->ibqp.device), &qp->path, skb);
 }
 

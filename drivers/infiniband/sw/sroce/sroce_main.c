@@ -395,6 +395,8 @@ static void __exit sroce_exit(void)
 	sroce_reap_devices(true);
 	/* No device has our rx_handler now, so no new unregister work. */
 	sroce_net_exit();
+	/* Packets of destroyed QPs may still name our skb destructor. */
+	sroce_tx_credit_wait_all();
 	destroy_workqueue(sroce_kernel_wq);
 	destroy_workqueue(sroce_data_wq);
 	destroy_workqueue(sroce_wq);

@@ -187,6 +187,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 				     cap->max_inline_data);
 	rq_wqe_size = sroce_wqe_size(sizeof(struct sroce_recv_wqe),
 				     max_t(u32, cap->max_recv_sge, 1), 0);
+	err = sroce_tx_credit_init(qp);
+	if (err)
+		return err;
 
 	if (init->qp_type == IB_QPT_GSI) {
 		qpn = 1;
@@ -198,8 +201,10 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err == -EBUSY)
 			err = -ENOMEM;
 	}
-	if (err < 0)
+	if (err < 0) {
+		sroce_tx_credit_put(qp->credit);
 		return err;
+	}
 	if (atomic_inc_return(&sdev->num_qp) > sdev->max_qp) {
 		err = -ENOMEM;
 		goto err_count;
@@ -261,8 +266,11 @@ err_sq:
 err_count:
 	atomic_dec(&sdev->num_qp);
 	xa_erase(&sdev->qp_xa, qpn);
+	sroce_tx_credit_detach(qp);
 	/* A receiver may have found the QP; the core frees it on return. */
 	synchronize_rcu_expedited();
+	sroce_qp_quiesce(qp);
+	sroce_tx_credit_put(qp->credit);
 	return err;
 }
 
@@ -278,9 +286,11 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_bh(&qp->req_lock);
 	sroce_mcast_detach_all(qp);
 	xa_erase(&sdev->qp_xa, ibqp->qp_num);
-	/* Receivers found the QP under RCU; wait until none is left. */
+	sroce_tx_credit_detach(qp);
+	/* Receivers and destructors found the QP under RCU; wait for them. */
 	synchronize_rcu_expedited();
 	sroce_qp_quiesce(qp);
+	sroce_tx_credit_put(qp->credit);
 	sroce_qp_free_shadow(qp);
 	if (qp->av_valid)
 		rdma_destroy_ah_attr(&qp->av);

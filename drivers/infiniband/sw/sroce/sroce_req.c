@@ -576,6 +576,8 @@ static bool sroce_req_progress(struct sroce_qp *qp, int budget)
 			budget--;
 			continue;
 		}
+		if (!sroce_tx_may_send(qp, SROCE_TX_PAUSED_REQ))
+			return false;
 		/* A first send fixes the PSNs; a resend reuses them. */
 		if (req->off == 0 && req->next == req->started) {
 			st->first_psn = req->psn;

@@ -462,6 +462,8 @@ static bool sroce_resp_send_replies(struct sroce_qp *qp, int budget)
 		}
 		if (budget-- <= 0)
 			return true;
+		if (!sroce_tx_may_send(qp, SROCE_TX_PAUSED_RESP))
+			return false;
 		r = &resp->replies[resp->rp_head % SROCE_REPLY_SLOTS];
 		if (sroce_resp_reply_step(qp, r))
 			resp->rp_head++;

@@ -70,6 +70,7 @@ static int sroce_ud_send_one(struct sroce_qp *qp, struct sroce_send_wqe *w,
 		kfree_skb(skb);
 		return IB_WC_LOC_PROT_ERR;
 	}
+	sroce_tx_charge(qp, skb);
 	sroce_tx_send_to(sdev, &path, skb);
 	qp->req.psn = (qp->req.psn + 1) & SROCE_PSN_MASK;
 	return IB_WC_SUCCESS;
@@ -97,6 +98,9 @@ bool sroce_ud_progress(struct sroce_qp *qp, int budget)
 			return false;
 		w = sroce_swqe(qp, req->next);
 		status = sroce_sst(qp, req->next)->status;
+		if (status == IB_WC_SUCCESS &&
+		    !sroce_tx_may_send(qp, SROCE_TX_PAUSED_REQ))
+			return false;
 		if (status == IB_WC_SUCCESS)
 			status = sroce_ud_send_one(qp, w,
 						   sroce_sst(qp, req->next)->length);

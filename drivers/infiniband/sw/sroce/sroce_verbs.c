@@ -209,6 +209,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_RX_OUT_OF_SEQ].name = "rx_out_of_sequence",
 	[SROCE_CNT_TX_PACKETS].name = "tx_roce_packets",
 	[SROCE_CNT_TX_DROP].name = "tx_drop",
+	[SROCE_CNT_TX_PAUSE].name = "tx_pause",
 	[SROCE_CNT_RETRANSMIT_TIMEOUT].name = "retransmit_timeout",
 	[SROCE_CNT_SEQ_NAK_RCVD].name = "seq_nak_received",
 	[SROCE_CNT_RNR_NAK_RCVD].name = "rnr_nak_received",

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Transmit backpressure. Each packet a queue pair sends is charged to it
+ * until the stack below frees the packet (an skb destructor): after the
+ * receiver consumed it on loopback or a veth, after the NIC sent it on a
+ * wire. A queue pair holding SROCE_TX_INFLIGHT_HIGH packets pauses, and
+ * the destructor that brings it down to SROCE_TX_INFLIGHT_LOW resumes it.
+ * Without this, a long READ response or a send window meeting a slow link
+ * overflows the qdisc, and go-back-N resends only overflow it again.
+ *
+ * The count is a separate object: packets may sit in a qdisc or a NIC ring
+ * after their queue pair is destroyed, and their destructor is this
+ * module's code, so unloading waits until every such object is gone.
+ */
+#include <linux/skbuff.h>
+#include <linux/wait_bit.h>
+
+#include "sroce.h"
+
+static atomic_t sroce_tx_credits_live = ATOMIC_INIT(0);
+
+int sroce_tx_credit_init(struct sroce_qp *qp)
+{
+	struct sroce_tx_credit *c = kzalloc(sizeof(*c), GFP_KERNEL);
+
+	if (!c)
+		return -ENOMEM;
+	atomic_set(&c->held, 1);
+	RCU_INIT_POINTER(c->qp, qp);
+	atomic_inc(&sroce_tx_credits_live);
+	qp->credit = c;
+	return 0;
+}
+
+static void sroce_tx_credit_free(struct rcu_head *head)
+{
+	kfree(container_of(head, struct sroce_tx_credit, rcu));
+	if (atomic_dec_and_test(&sroce_tx_credits_live))
+		wake_up_var(&sroce_tx_credits_live);
+}
+
+/* Drop one hold: a freed packet's, or the queue pair's own. */
+void sroce_tx_credit_put(struct sroce_tx_credit *c)
+{
+	if (atomic_dec_and_test(&c->held))
+		call_rcu(&c->rcu, sroce_tx_credit_free);
+}
+
+/*
+ * The queue pair is going: destructors stop resuming it once the caller's
+ * RCU grace period has passed. Its own hold goes with
+ * sroce_tx_credit_put() after that.
+ */
+void sroce_tx_credit_detach(struct sroce_qp *qp)
+{
+	RCU_INIT_POINTER(qp->credit->qp, NULL);
+}
+
+/**
+ * sroce_tx_credit_wait_all() - wait until no packet of ours is left.
+ *
+ * Context: module unload, every device gone. A packet stuck below us
+ * (a stopped NIC) keeps this waiting, with a warning now and then.
+ */
+void sroce_tx_credit_wait_all(void)
+{
+	while (!wait_var_event_timeout(&sroce_tx_credits_live,
+				       !atomic_read(&sroce_tx_credits_live),
+				       10 * HZ))
+		pr_warn("sroce: waiting for network devices to free packets of %d queue pairs\n",
+			atomic_read(&sroce_tx_credits_live));
+	/* The last frees run as RCU callbacks: let them finish. */
+	rcu_barrier();
+}
+
+static void sroce_tx_skb_destructor(struct sk_buff *skb)
+{
+	struct sroce_tx_credit *c = skb_shinfo(skb)->destructor_arg;
+	struct sroce_qp *qp;
+	int held;
+
+	held = atomic_dec_return(&c->held);
+	if (!held) {
+		call_rcu(&c->rcu, sroce_tx_credit_free);
+		return;
+	}
+	/* The queue pair's own hold makes "held" one more than packets. */
+	if (held > SROCE_TX_INFLIGHT_LOW + 1 || !READ_ONCE(c->paused))
+		return;
+	rcu_read_lock();
+	qp = rcu_dereference(c->qp);
+	if (qp) {
+		if (test_and_clear_bit(SROCE_TX_PAUSED_REQ, &c->paused))
+			queue_work(sroce_data_wq, &qp->req_work);
+		if (test_and_clear_bit(SROCE_TX_PAUSED_RESP, &c->paused))
+			queue_work(sroce_data_wq, &qp->resp_work);
+	}
+	rcu_read_unlock();
+}
+
+/**
+ * sroce_tx_may_send() - may a queue pair send one more packet now?
+ * @qp: the queue pair
+ * @who: SROCE_TX_PAUSED_REQ or SROCE_TX_PAUSED_RESP, the caller
+ *
+ * Return: true, or false after noting that @who waits; the packet that
+ * brings the count down to the low mark then queues @who's work.
+ */
+bool sroce_tx_may_send(struct sroce_qp *qp, int who)
+{
+	struct sroce_tx_credit *c = qp->credit;
+
+	if (atomic_read(&c->held) <= SROCE_TX_INFLIGHT_HIGH)
+		return true;
+	set_bit(who, &c->paused);
+	/* Pairs with the destructor's atomic_dec_return(). */
+	smp_mb__after_atomic();
+	if (atomic_read(&c->held) <= SROCE_TX_INFLIGHT_HIGH)
+		return true;	/* drained meanwhile; a spurious resume is harmless */
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_TX_PAUSE);
+	return false;
+}
+
+/* Charge @skb to @qp until the stack below frees it. */
+void sroce_tx_charge(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	atomic_inc(&qp->credit->held);
+	skb_shinfo(skb)->destructor_arg = qp->credit;
+	skb->destructor = sroce_tx_skb_destructor;
+}

@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Transmit backpressure: a queue pair stops sending while the stack below
+# it still holds SROCE_TX_INFLIGHT_HIGH of its packets, and goes on once
+# they drain, instead of overrunning a slow link and losing packets.
+#
+# Two sroce devices on a veth pair (one end in a netns), each end behind
+# a token bucket far slower than sroce with a queue of 768 KiB (about 180
+# full-size packets: more than two queue pairs may hold, less than their
+# two send windows, far less than a long READ response). Over it:
+#  - rc_ops, every RC operation checked byte for byte;
+#  - ib_write_bw and ib_read_bw with 1 MiB messages, 2 QPs each.
+# Then: the token buckets did throttle (overlimits), yet dropped nothing;
+# sroce paused (tx_pause), dropped nothing (tx_drop) and was never told of
+# a gap (seq_nak_rcvd). Timeouts are only reported: the queues delay
+# packets by up to about 20 ms, a third of perftest's ACK timeout.
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+sr_require_sroce
+for t in ib_write_bw ib_read_bw tc; do
+	command -v "$t" >/dev/null || sr_skip "$t missing"
+done
+RC_OPS=$(sr_tool rc_ops) || sr_skip "rc_ops not built"
+RUN_TIMEOUT=300
+RATE=200mbit
+LIMIT=768kb
+
+sr_dmesg_mark
+TMP=$(mktemp -d)
+sr_on_exit "rm -rf $TMP"
+PORT=$(( 21000 + (SR_TAG % 400) * 10 ))
+
+sr_sroce_ns_pair
+ga=$(sr_gid_index "$DA" "$IP4") || sr_fail "GID of $IP4 on $DA"
+gb=$(sr_gid_index "$DB" "$PEER4") || sr_fail "GID of $PEER4 on $DB"
+[ -n "$ga" ] && [ -n "$gb" ] || sr_done
+
+sr_check "token bucket on $A" \
+	tc qdisc add dev "$A" root tbf rate $RATE burst 64kb limit $LIMIT
+sr_check "token bucket on $B" \
+	tc -n "$NS" qdisc add dev "$B" root tbf rate $RATE burst 64kb limit $LIMIT
+
+# qdisc_stat NS DEV FIELD: "dropped" or "overlimits" of DEV's root qdisc.
+qdisc_stat() {
+	local nsx=()
+	[ -n "$1" ] && nsx=(-n "$1")
+	tc "${nsx[@]}" -s qdisc show dev "$2" root |
+		sed -n "s/.*$3 \([0-9]*\).*/\1/p" | head -n 1
+}
+
+# sum COUNTER: the counter on both devices together.
+sum() {
+	echo $(( $(sr_counter "$DA" "$1") + $(sr_counter "$DB" "$1") ))
+}
+
+# pt NAME TOOL SERVER_NS SERVER_DEV SERVER_GID CLIENT_NS CLIENT_DEV
+#    CLIENT_GID HOST: one perftest run, server first.
+pt() {
+	local name=$1 tool=$2 sns=$3 sdev=$4 sgid=$5 cns=$6 cdev=$7 cgid=$8
+	local host=$9 snsx=() cnsx=() srv ok=1 out=$TMP/$1
+	local args=(-s 1048576 -n 40 -q 2 -F)
+	[ -n "$sns" ] && snsx=(ip netns exec "$sns")
+	[ -n "$cns" ] && cnsx=(ip netns exec "$cns")
+	PORT=$((PORT + 1))
+	"${snsx[@]}" timeout -k 5 $RUN_TIMEOUT "$tool" -d "$sdev" -x "$sgid" \
+		-p "$PORT" "${args[@]}" >"$out.server" 2>&1 &
+	srv=$!
+	if ! sr_wait_listen "$PORT" "$sns" 60; then
+		sr_log "$name: the server did not listen"
+		ok=0
+	elif ! "${cnsx[@]}" timeout -k 5 $RUN_TIMEOUT "$tool" -d "$cdev" \
+		-x "$cgid" -p "$PORT" "${args[@]}" "$host" >"$out.client" 2>&1
+	then
+		ok=0
+	fi
+	wait "$srv" || ok=0
+	if [ $ok = 1 ]; then
+		grep -E '^ *[0-9]+ +[0-9]+ ' "$out.client" | sed "s/^/# $name: /"
+	else
+		sed "s/^/# $name client: /" "$out.client"
+		sed "s/^/# $name server: /" "$out.server"
+	fi
+	sr_check "$name" test $ok = 1
+}
+
+declare -A before
+for c in tx_drop tx_pause retransmit_timeout seq_nak_rcvd; do
+	before[$c]=$(sum $c)
+done
+
+sr_log "rc_ops over $RATE links with $LIMIT queues"
+sr_check "rc_ops over a slow link" sr_run_indented \
+	timeout -k 10 600 env SROCE_DEV_A="$DA" SROCE_GID_A="$ga" \
+	SROCE_DEV_B="$DB" SROCE_GID_B="$gb" SROCE_SKIP_MAX_MSG=1 "$RC_OPS"
+# rc_ops provokes timeouts and NAKs on purpose; count from here.
+for c in retransmit_timeout seq_nak_rcvd; do
+	before[$c]=$(sum $c)
+done
+# WRITEs leave A through its bucket; READ responses leave A through it.
+pt "ib_write_bw A to B" ib_write_bw "$NS" "$DB" "$gb" "" "$DA" "$ga" "$PEER4"
+pt "ib_read_bw B reads A" ib_read_bw "" "$DA" "$ga" "$NS" "$DB" "$gb" "$IP4"
+
+over=$(( $(qdisc_stat "" "$A" overlimits) + $(qdisc_stat "$NS" "$B" overlimits) ))
+dropped=$(( $(qdisc_stat "" "$A" dropped) + $(qdisc_stat "$NS" "$B" dropped) ))
+sr_log "token buckets: $over overlimits, $dropped dropped"
+sr_log "sroce: tx_pause +$(( $(sum tx_pause) - before[tx_pause] ))," \
+	"tx_drop +$(( $(sum tx_drop) - before[tx_drop] ))," \
+	"retransmit_timeout +$(( $(sum retransmit_timeout) - before[retransmit_timeout] ))," \
+	"seq_nak_rcvd +$(( $(sum seq_nak_rcvd) - before[seq_nak_rcvd] ))"
+sr_check "the links were the bottleneck (overlimits)" test "$over" -gt 0
+sr_check "the token buckets dropped nothing" test "$dropped" = 0
+sr_check "sroce paused for queued packets (tx_pause)" \
+	test "$(sum tx_pause)" -gt "${before[tx_pause]}"
+for c in tx_drop seq_nak_rcvd; do
+	sr_check "$c stayed put" test "$(sum $c)" = "${before[$c]}"
+done
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done
