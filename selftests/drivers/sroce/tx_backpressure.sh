@@ -14,6 +14,8 @@
 # sroce paused (tx_pause), dropped nothing (tx_drop) and was never told of
 # a gap (seq_nak_rcvd). Timeouts are only reported: the queues delay
 # packets by up to about 20 ms, a third of perftest's ACK timeout.
+# Last, both ends of a paused transfer are killed and the module removed
+# while their packets are still queued in the buckets.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
@@ -33,7 +35,7 @@ PORT=$(( 21000 + (SR_TAG % 400) * 10 ))
 sr_sroce_ns_pair
 ga=$(sr_gid_index "$DA" "$IP4") || sr_fail "GID of $IP4 on $DA"
 gb=$(sr_gid_index "$DB" "$PEER4") || sr_fail "GID of $PEER4 on $DB"
-[ -n "$ga" ] && [ -n "$gb" ] || sr_done
+if [ -z "$ga" ] || [ -z "$gb" ]; then sr_done; fi
 
 sr_check "token bucket on $A" \
 	tc qdisc add dev "$A" root tbf rate $RATE burst 64kb limit $LIMIT
@@ -114,5 +116,33 @@ sr_check "sroce paused for queued packets (tx_pause)" \
 for c in tx_drop seq_nak_rcvd; do
 	sr_check "$c stayed put" test "$(sum $c)" = "${before[$c]}"
 done
+
+# Teardown with packets queued in the buckets: kill both ends of a
+# paused transfer, then rmmod, which must wait for those packets (their
+# destructor is ours) and then go through.
+PORT=$((PORT + 1))
+ip netns exec "$NS" timeout -k 5 60 ib_write_bw -d "$DB" -x "$gb" -p "$PORT" \
+	-s 1048576 -q 2 -D 20 -F >"$TMP/kill.server" 2>&1 &
+srv=$!
+if sr_wait_listen "$PORT" "$NS" 60; then
+	timeout -k 5 60 ib_write_bw -d "$DA" -x "$ga" -p "$PORT" -s 1048576 \
+		-q 2 -D 20 -F "$PEER4" >"$TMP/kill.client" 2>&1 &
+	cli=$!
+	p0=$(sum tx_pause)
+	for _ in $(seq 50); do
+		[ "$(sum tx_pause)" -gt "$p0" ] && break
+		sleep 0.2
+	done
+	sr_check "teardown: the transfer is paused on full queues" \
+		test "$(sum tx_pause)" -gt "$p0"
+	kill -9 "$cli" "$srv" 2>/dev/null
+	wait "$cli" "$srv" 2>/dev/null
+	sr_check "teardown: rmmod with packets queued below" \
+		timeout 60 rmmod sroce
+	sr_check "teardown: module loads again" modprobe sroce
+else
+	sr_fail "teardown: the server did not listen"
+	kill -9 "$srv" 2>/dev/null
+fi
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done

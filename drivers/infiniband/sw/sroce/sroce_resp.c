@@ -489,12 +489,17 @@ void sroce_resp_work(struct work_struct *work)
 	} while (more);
 }
 
+static bool sroce_resp_replies_full(const struct sroce_resp *resp)
+{
+	return resp->rp_tail - resp->rp_head >= SROCE_REPLY_SLOTS;
+}
+
 /* Queue a reply; false when the queue is full (the requester retries). */
 static bool sroce_resp_queue(struct sroce_qp *qp, const struct sroce_reply *r)
 {
 	struct sroce_resp *resp = &qp->resp;
 
-	if (resp->rp_tail - resp->rp_head >= SROCE_REPLY_SLOTS)
+	if (sroce_resp_replies_full(resp))
 		return false;
 	resp->replies[resp->rp_tail++ % SROCE_REPLY_SLOTS] = *r;
 	if (sroce_resp_send_replies(qp, SROCE_TX_BUDGET))
@@ -560,7 +565,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
 		return;
 	}
-	if (resp->rp_tail - resp->rp_head >= SROCE_REPLY_SLOTS)
+	if (sroce_resp_replies_full(resp))
 		return;	/* no room to answer: let the requester retry */
 
 	target = sroce_mr_map_u64(mr, va);
@@ -616,7 +621,7 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp,
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
 		return;
 	}
-	if (resp->rp_tail - resp->rp_head >= SROCE_REPLY_SLOTS)
+	if (sroce_resp_replies_full(resp))
 		return;	/* no room to answer: let the requester retry */
 	target = sroce_mr_map_u64(mr, va);
 	WRITE_ONCE(*target, value);
@@ -670,7 +675,7 @@ static void sroce_resp_flush_op(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
 		return;
 	}
-	if (resp->rp_tail - resp->rp_head >= SROCE_REPLY_SLOTS)
+	if (sroce_resp_replies_full(resp))
 		return;	/* no room to answer: let the requester retry */
 	wmb();
 	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
