@@ -58,10 +58,14 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 	struct sroce_mr *win = to_smw(ibmw)->win;
 
 	spin_lock_bh(&sdev->mw_lock);
-	win->dying = true;
-	xa_erase(&sdev->mr_xa, win->key >> 8);
+	win->dying = true;	/* binds refuse it from now on */
 	sroce_mw_unbind_locked(win);
 	spin_unlock_bh(&sdev->mw_lock);
+	/*
+	 * Not under mw_lock: binds take that in softirq context, and the
+	 * table's lock is also taken with softirqs enabled (lockdep).
+	 */
+	xa_erase(&sdev->mr_xa, win->key >> 8);
 	/* Responders found the window under RCU. */
 	synchronize_rcu_expedited();
 	kfree(win);
