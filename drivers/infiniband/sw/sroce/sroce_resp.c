@@ -683,6 +683,25 @@ static void sroce_resp_flush_op(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	sroce_resp_queue(qp, &r);
 }
 
+/*
+ * A read or atomic asked again means, but for a duplicate the network
+ * made, that the requester went back to @psn and ignores every answer
+ * past it: queued answers from @psn on are stale. Drop them, or the new
+ * answer waits behind them all, long enough for the requester to give up.
+ */
+static void sroce_resp_drop_replies_from(struct sroce_resp *resp, u32 psn)
+{
+	u32 i;
+
+	for (i = resp->rp_head; i != resp->rp_tail; i++) {
+		if (sroce_psn_cmp(resp->replies[i % SROCE_REPLY_SLOTS].psn,
+				  psn) >= 0) {
+			resp->rp_tail = i;
+			return;
+		}
+	}
+}
+
 /* A request before the expected PSN: answer it again, change nothing. */
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 u8 op)
@@ -697,10 +716,12 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DUPLICATE);
 	switch (op) {
 	case SROCE_OP_READ_REQUEST:
+		sroce_resp_drop_replies_from(resp, pkt->psn);
 		sroce_resp_read(qp, pkt);
 		break;
 	case SROCE_OP_ATOMIC_WRITE:
 	case SROCE_OP_FLUSH:
+		sroce_resp_drop_replies_from(resp, pkt->psn);
 		/* Done once; the answer carries nothing to replay. */
 		r.kind = SROCE_REPLY_READ;
 		r.first = true;
@@ -708,6 +729,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		break;
 	case SROCE_OP_COMPARE_SWAP:
 	case SROCE_OP_FETCH_ADD:
+		sroce_resp_drop_replies_from(resp, pkt->psn);
 		for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++) {
 			if (resp->atomics[i].valid &&
 			    resp->atomics[i].psn == pkt->psn) {
