@@ -55,10 +55,16 @@ static int find_gid(struct ibv_context *ctx)
 		n = ibv_query_gid_table(ctx, e, 32, 0);
 		for (i = 0; i < n; i++)
 			if (e[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
-			    e[i].gid.raw[10] == 0xff && e[i].gid.raw[11] == 0xff)
+			    sroce_gid_is_v4(&e[i].gid))
 				return e[i].gid_index;
 		usleep(100000);
 	}
+	return -1;
+}
+
+static int pair_failed(const char *step, int err)
+{
+	ksft_print_msg("new QP pair: %s failed: %s\n", step, strerror(err));
 	return -1;
 }
 
@@ -74,7 +80,7 @@ static int new_pair(struct _test_data_hostile *self)
 		.sgid_index = self->gidx, .mtu = IBV_MTU_1024, .rd_atomic = 4,
 		.timeout = 8, .retry = 1, .hop_limit = 1,
 	};
-	int i;
+	int i, err;
 
 	for (i = 0; i < 2; i++) {
 		if (self->qp[i])
@@ -82,15 +88,19 @@ static int new_pair(struct _test_data_hostile *self)
 		ia.send_cq = self->cq[i];
 		ia.recv_cq = self->cq[i];
 		self->qp[i] = ibv_create_qp(self->pd, &ia);
-		if (!self->qp[i] || to_init(self->qp[i]))
-			return -1;
+		if (!self->qp[i])
+			return pair_failed("ibv_create_qp", errno);
+		err = to_init(self->qp[i]);
+		if (err)
+			return pair_failed("INIT", err);
 	}
 	if (ibv_query_gid(self->d.ctx, 1, self->gidx, &path.dgid))
-		return -1;
+		return pair_failed("ibv_query_gid", errno);
 	for (i = 0; i < 2; i++) {
 		path.dest_qpn = self->qp[!i]->qp_num;
-		if (sroce_rc_rtr_rts(self->qp[i], &path))
-			return -1;
+		err = sroce_rc_rtr_rts(self->qp[i], &path);
+		if (err)
+			return pair_failed("RTR/RTS", err);
 	}
 	return 0;
 }

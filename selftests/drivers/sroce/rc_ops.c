@@ -536,13 +536,6 @@ static const char *pair_up(rc_fixture *self, struct pair *p,
 
 /* ------------------------------------------------------------ fixture */
 
-static bool gid_is_v4(const union ibv_gid *g)
-{
-	static const unsigned char pfx[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(g->raw, pfx, sizeof(pfx));
-}
-
 /*
  * The GID index to use on @ctx: @env if given, else the first RoCE v2
  * GID, IPv4 ones first. With @v4_wait, wait up to 5 s for an IPv4 one
@@ -568,11 +561,11 @@ static int pick_gid(struct ibv_context *ctx, const char *env, bool v4_wait,
 			if (e[i].port_num != 1 ||
 			    e[i].gid_type != IBV_GID_TYPE_ROCE_V2)
 				continue;
-			if (idx < 0 || gid_is_v4(&e[i].gid) ||
-			    !gid_is_v4(&e[idx].gid))
+			if (idx < 0 || sroce_gid_is_v4(&e[i].gid) ||
+			    !sroce_gid_is_v4(&e[idx].gid))
 				idx = i;
 		}
-		if (idx >= 0 && (!v4_wait || gid_is_v4(&e[idx].gid))) {
+		if (idx >= 0 && (!v4_wait || sroce_gid_is_v4(&e[idx].gid))) {
 			*gid = e[idx].gid;
 			return e[idx].gid_index;
 		}

@@ -41,6 +41,18 @@ static inline int sh(const char *fmt, ...)
 	return ret == -1 ? -1 : WEXITSTATUS(ret);
 }
 
+/*
+ * An IPv4-mapped GID (::ffff:a.b.c.d). The whole prefix counts: a
+ * link-local GID's interface ID has 0xff in bytes 10 and 11 whenever the
+ * MAC's third byte is 0xff (one random MAC in 256).
+ */
+static inline int sroce_gid_is_v4(const union ibv_gid *g)
+{
+	static const unsigned char prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(g->raw, prefix, sizeof(prefix));
+}
+
 /* Send a legacy uverbs write() command; 0 or -errno. */
 static inline int uverbs_write(struct ibv_context *ctx, const void *req,
 			       size_t len)
@@ -135,6 +147,7 @@ static inline int sroce_tdev_up(struct sroce_tdev *d, const char *tag,
 				const char **why)
 {
 	int id = getpid() % 100000;
+	char mac[16];
 
 	snprintf(d->ibdev, sizeof(d->ibdev), "sroce_%s%d", tag, id);
 	snprintf(d->veth, sizeof(d->veth), "sr%s%da", tag, id);
@@ -150,7 +163,15 @@ static inline int sroce_tdev_up(struct sroce_tdev *d, const char *tag,
 		return -1;
 	}
 	*why = "cannot create the veth pair";
-	if (sh("ip link add %s type veth peer name %s", d->veth, d->peer) ||
+	/*
+	 * 0xff as the MACs' third byte gives the link-local GIDs 0xff in
+	 * bytes 10 and 11, so a test that takes them for IPv4-mapped GIDs
+	 * fails every time rather than with one random MAC in 256.
+	 */
+	snprintf(mac, sizeof(mac), "02:00:ff:%02x:%02x", id >> 8 & 0xff,
+		 id & 0xff);
+	if (sh("ip link add %s address %s:01 type veth peer name %s address %s:02",
+	       d->veth, mac, d->peer, mac) ||
 	    sh("ip link set %s up && ip link set %s up", d->veth, d->peer))
 		return -2;
 	*why = "rdma link add failed";

@@ -57,7 +57,7 @@ static int setup(const char *dev)
 	n = ibv_query_gid_table(ctx, e, 32, 0);
 	for (i = 0; i < n && gidx < 0; i++)
 		if (e[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    e[i].gid.raw[10] == 0xff) {
+		    sroce_gid_is_v4(&e[i].gid)) {
 			gidx = e[i].gid_index;
 			gid = e[i].gid;
 		}
