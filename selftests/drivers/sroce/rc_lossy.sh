@@ -3,17 +3,20 @@
 # RC over lossy links. netem on both ends of a veth between two sroce
 # devices (the far one in another netns) drops, duplicates, reorders and
 # corrupts frames, at each loss rate in turn (SR_LOSS_RATES, default 0.1%
-# 1% 5% 10%); rc_ops's data-carrying tests must pass at every rate, data
-# checked byte for byte. Each rate's recovery counters and time are
-# reported. Over the sweep the counters must show the recovery:
-# requesters restarted (timeout or sequence NAK), responders answered
-# duplicate requests (re-executed reads, replayed atomics, re-ACKed
-# writes), and corrupted frames were dropped and counted, not delivered;
-# at the highest rate losses must have been met and recovered from.
+# 1% 5% 10%); rc_ops's data-carrying tests and rc_verify (large reads
+# among them) must pass at every rate, data checked byte for byte. Each
+# run's recovery counters and time are reported. Over the sweep the
+# counters must show the recovery: requesters restarted (timeout or
+# sequence NAK), reads were asked again at a gap in their responses
+# without waiting for the timer, responders answered duplicate requests
+# (re-executed reads, replayed atomics, re-ACKed writes), and corrupted
+# frames were dropped and counted, not delivered; at the highest rate
+# losses must have been met and recovered from.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 RC_OPS=$(sr_tool rc_ops) || sr_skip "rc_ops not built"
+VERIFY=$(sr_tool rc_verify) || sr_skip "rc_verify not built"
 command -v tc >/dev/null || sr_skip "tc missing"
 command -v ibv_devinfo >/dev/null || sr_skip "ibv_devinfo missing"
 RATES=${SR_LOSS_RATES:-0.1% 1% 5% 10%}
@@ -37,7 +40,39 @@ sum() {
 	echo $(( $(sr_counter "$DA" "$1") + $(sr_counter "$DB" "$1") ))
 }
 
-RECOVERY="retransmit_timeout seq_nak_received rx_duplicate_request rx_out_of_sequence rx_drop_bad_icrc rx_drop_malformed"
+RECOVERY="retransmit_timeout seq_nak_received read_gap_reask rx_duplicate_request rx_out_of_sequence rx_drop_bad_icrc rx_drop_malformed"
+for c in $RECOVERY; do
+	[ -n "$(sr_counter "$DA" "$c")" ] || sr_fail "no counter $c on $DA"
+done
+
+# verify LOG: rc_verify across the link, server here, client in $NS; its
+# reads of up to 512 KiB meet gaps in their responses at every rate.
+verify() {
+	local spid crc src=0
+	timeout -k 5 600 "$VERIFY" server "$DA" "$ga" 18612 >"$1.srv" 2>&1 &
+	spid=$!
+	ip netns exec "$NS" timeout -k 5 600 "$VERIFY" client "$DB" "$gb" \
+		"$IP4" 18612 >"$1.cli" 2>&1
+	crc=$?
+	wait "$spid" || src=$?
+	[ "$src" = 0 ] && [ "$crc" = 0 ] && return 0
+	sed 's/^/# rc_verify server: /' "$1.srv"
+	sed 's/^/# rc_verify client: /' "$1.cli"
+	return 1
+}
+LOGS=$(mktemp -d)
+sr_on_exit "rm -rf $LOGS"
+
+# delta TITLE START: elapsed time and the counters' growth since START.
+declare -A was
+delta() {
+	local line c
+	line="$1: $(( ($(date +%s%N) - $2) / 1000000 )) ms"
+	for c in tx_roce_packets $RECOVERY; do
+		line="$line $c +$(( $(sum "$c") - was[$c] ))"
+	done
+	sr_log "$line"
+}
 if ga=$(sr_gid_index "$DA" "$IP4") && gb=$(sr_gid_index "$DB" "$PEER4"); then
 	for rate in $RATES; do
 		# shellcheck disable=SC2086
@@ -45,7 +80,6 @@ if ga=$(sr_gid_index "$DA" "$IP4") && gb=$(sr_gid_index "$DB" "$PEER4"); then
 		# shellcheck disable=SC2086
 		ip netns exec "$NS" tc qdisc change dev "$B" root netem $NETEM \
 			loss "$rate"
-		declare -A was
 		for c in $RECOVERY tx_roce_packets; do was[$c]=$(sum "$c"); done
 		start=$(date +%s%N)
 		sr_check "loss $rate: rc_ops data tests" sr_run_indented \
@@ -56,12 +90,13 @@ if ga=$(sr_gid_index "$DA" "$IP4") && gb=$(sr_gid_index "$DB" "$PEER4"); then
 			-t rdma_write_with_imm -t rdma_read -t atomic_cmp_and_swp \
 			-t atomic_fetch_and_add -t multi_sge \
 			-t many_mtus_odd_length -t psn_wrap -t unsignaled_batch
-		line="loss $rate: $(( ($(date +%s%N) - start) / 1000000 )) ms"
-		for c in tx_roce_packets $RECOVERY; do
-			line="$line $c +$(( $(sum "$c") - was[$c] ))"
-		done
-		sr_log "$line"
+		delta "loss $rate" "$start"
 		last_restarts=$(( $(sum retransmit_timeout) + $(sum seq_nak_received) - was[retransmit_timeout] - was[seq_nak_received] ))
+		for c in $RECOVERY tx_roce_packets; do was[$c]=$(sum "$c"); done
+		start=$(date +%s%N)
+		sr_check "loss $rate: rc_verify (reads of up to 512 KiB)" \
+			verify "$LOGS/${rate%\%}"
+		delta "loss $rate: rc_verify" "$start"
 	done
 	sr_log "$(rdma statistic show link "$DA/1")"
 	sr_log "$(ip netns exec "$NS" rdma statistic show link "$DB/1")"
@@ -69,6 +104,8 @@ if ga=$(sr_gid_index "$DA" "$IP4") && gb=$(sr_gid_index "$DB" "$PEER4"); then
 		test $(( $(sum retransmit_timeout) + $(sum seq_nak_received) )) -gt 0
 	sr_check "at the highest rate too ($last_restarts restarts)" \
 		test "$last_restarts" -gt 0
+	sr_check "reads asked again at a gap, not only by the timer" \
+		test "$(sum read_gap_reask)" -gt 0
 	sr_check "responders answered duplicate requests" \
 		test "$(sum rx_duplicate_request)" -gt 0
 	sr_check "corrupted frames were dropped and counted" \

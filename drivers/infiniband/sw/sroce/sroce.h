@@ -119,6 +119,8 @@
  *	of its packets still queued below it
  * @SROCE_CNT_RETRANSMIT_TIMEOUT: retransmissions after a local ACK timeout
  * @SROCE_CNT_SEQ_NAK_RCVD: PSN sequence error NAKs received
+ * @SROCE_CNT_READ_GAP_REASK: reads asked again from a response missing
+ *	in the middle of later ones, without waiting for the timer
  * @SROCE_CNT_RNR_NAK_RCVD: RNR NAKs received
  * @SROCE_CNT_RNR_NAK_SENT: RNR NAKs sent (no receive WQE posted)
  * @SROCE_CNT_NAK_SENT: error NAKs sent (access, request, operation)
@@ -147,6 +149,7 @@ enum sroce_counter {
 	SROCE_CNT_TX_PAUSE,
 	SROCE_CNT_RETRANSMIT_TIMEOUT,
 	SROCE_CNT_SEQ_NAK_RCVD,
+	SROCE_CNT_READ_GAP_REASK,
 	SROCE_CNT_RNR_NAK_RCVD,
 	SROCE_CNT_RNR_NAK_SENT,
 	SROCE_CNT_NAK_SENT,
@@ -470,6 +473,8 @@ struct sroce_req {
 	u8 rnr_left;
 	bool rnr_wait;
 	u32 timer_una;
+	u32 gap_psn;		/* read response last asked again ... */
+	bool gap_reasked;	/* ... at a gap, if any */
 	void *shadow;
 	struct sroce_swqe_state *st;
 };

@@ -802,6 +802,27 @@ static void sroce_req_aeth(struct sroce_qp *qp, u32 psn, u8 syn)
 }
 
 /*
+ * A read response ahead of @expect, the one awaited: that one was lost, or
+ * overtaken (paths through several CPUs' backlogs reorder). Responses are
+ * taken only in order, so this one is dropped and the read must be asked
+ * again from @expect in either case: do it now rather than at the
+ * timeout. Once per gap, so the rest of the old answer, still arriving,
+ * does not ask again and again; the timer stays armed in case the new
+ * request or its answer is lost too.
+ */
+static void sroce_req_read_gap(struct sroce_qp *qp, u32 expect)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (req->gap_reasked && req->gap_psn == expect)
+		return;
+	req->gap_psn = expect;
+	req->gap_reasked = true;
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_READ_GAP_REASK);
+	sroce_req_rewind(qp, expect);
+}
+
+/*
  * A read response: place its payload, complete the read at the end.
  * False when it matches nothing outstanding.
  */
@@ -836,12 +857,12 @@ static bool sroce_req_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (w->opcode != IB_UVERBS_WR_RDMA_READ)
 		return false;
 	expect = sroce_read_next_psn(qp, st);
-	/*
-	 * Behind: a duplicate. Ahead: lost or only reordered (paths through
-	 * several CPUs' backlogs reorder); the timer asks again if lost.
-	 */
-	if (pkt->psn != expect)
+	/* Behind: a duplicate. Ahead: see sroce_req_read_gap(). */
+	if (pkt->psn != expect) {
+		if (sroce_psn_cmp(pkt->psn, expect) > 0)
+			sroce_req_read_gap(qp, expect);
 		return false;
+	}
 	last = pkt->psn == sroce_swqe_last_psn(st);
 	want = last ? st->length - st->read_off : qp->mtu;
 	/*
@@ -1005,6 +1026,7 @@ void sroce_req_init(struct sroce_qp *qp)
 	req->retry_left = qp->attr.retry_cnt;
 	req->rnr_left = qp->attr.rnr_retry;
 	req->rnr_wait = false;
+	req->gap_reasked = false;
 }
 
 /**

@@ -212,6 +212,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_TX_PAUSE].name = "tx_pause",
 	[SROCE_CNT_RETRANSMIT_TIMEOUT].name = "retransmit_timeout",
 	[SROCE_CNT_SEQ_NAK_RCVD].name = "seq_nak_received",
+	[SROCE_CNT_READ_GAP_REASK].name = "read_gap_reask",
 	[SROCE_CNT_RNR_NAK_RCVD].name = "rnr_nak_received",
 	[SROCE_CNT_RNR_NAK_SENT].name = "rnr_nak_sent",
 	[SROCE_CNT_NAK_SENT].name = "nak_sent",
