@@ -18,7 +18,7 @@ source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 command -v python3 >/dev/null || sr_skip "python3 missing"
 sr_tool sroce_target >/dev/null || sr_skip "sroce_target not built"
-VERIFY=$(sr_tool rc_verify) || sr_skip "rc_verify not built"
+sr_tool rc_verify >/dev/null || sr_skip "rc_verify not built"
 COUNT=${SR_FUZZ_COUNT:-20000}
 SECONDS_MAX=${SR_FUZZ_SECONDS:-150}
 SEED=${SR_FUZZ_SEED:-$SR_TAG}
@@ -50,24 +50,15 @@ COUNTERS="rx_roce_packets rx_drop_malformed rx_drop_bad_opcode rx_drop_bad_pkey 
 declare -A before after
 for c in $COUNTERS; do before[$c]=$(sr_counter "$DA" "$c"); done
 
-# Checked traffic, again and again, for as long as the fuzzer runs.
-verify_once() {
-	"$VERIFY" server "$DA" "$GA" 18611 >"$1.srv" 2>&1 &
-	local spid=$!
-	ip netns exec "$NS" "$VERIFY" client "$DB" "$GB" "$IP4" 18611 \
-		>"$1.cli" 2>&1
-	local crc=$? src=0
-	wait $spid || src=$?
-	[ $src = 0 ] && [ $crc = 0 ]
-}
 LOGS=$(mktemp -d)
 sr_on_exit "rm -rf $LOGS"
+# Checked traffic, again and again, for as long as the fuzzer runs.
 : >"$LOGS/fuzzing"
 (
 	n=0 bad=0
 	while [ -e "$LOGS/fuzzing" ] && [ $n -lt 200 ]; do
 		n=$((n + 1))
-		verify_once "$LOGS/v$n" || { bad=$((bad + 1)); cat "$LOGS/v$n".*; }
+		sr_rc_verify "$LOGS/v$n" 18611 "$GA" "$GB" || bad=$((bad + 1))
 	done
 	echo "$n $bad" >"$LOGS/verify.result"
 ) &
@@ -112,6 +103,7 @@ else
 	sr_fail "sroce_target exited during the fuzzing (status $?)"
 	sed 's/^/#   /' "$SR_TARGET_ERR"
 fi
-sr_check "checked traffic still works afterwards" verify_once "$LOGS/final"
+sr_check "checked traffic still works afterwards" \
+	sr_rc_verify "$LOGS/final" 18611 "$GA" "$GB"
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done

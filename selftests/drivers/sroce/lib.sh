@@ -140,6 +140,26 @@ sr_tool() {
 	return 1
 }
 
+# sr_rc_verify LOG PORT GID_A GID_B: rc_verify across sr_sroce_ns_pair's
+# link, server on $DA here, client on $DB in $NS; true when both sides
+# pass. Their output goes to LOG.srv and LOG.cli, and on failure into
+# TAP comments too.
+sr_rc_verify() {
+	local verify spid crc src=0
+
+	verify=$(sr_tool rc_verify) || return 1
+	timeout -k 5 600 "$verify" server "$DA" "$3" "$2" >"$1.srv" 2>&1 &
+	spid=$!
+	ip netns exec "$NS" timeout -k 5 600 "$verify" client "$DB" "$4" \
+		"$IP4" "$2" >"$1.cli" 2>&1
+	crc=$?
+	wait "$spid" || src=$?
+	[ "$src" = 0 ] && [ "$crc" = 0 ] && return 0
+	sed 's/^/# rc_verify server: /' "$1.srv"
+	sed 's/^/# rc_verify client: /' "$1.cli"
+	return 1
+}
+
 # sr_run_indented CMD...: run CMD with its output (stdout and stderr)
 # turned into TAP comments; returns CMD's exit status.
 sr_run_indented() {

@@ -16,7 +16,7 @@
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 RC_OPS=$(sr_tool rc_ops) || sr_skip "rc_ops not built"
-VERIFY=$(sr_tool rc_verify) || sr_skip "rc_verify not built"
+sr_tool rc_verify >/dev/null || sr_skip "rc_verify not built"
 command -v tc >/dev/null || sr_skip "tc missing"
 command -v ibv_devinfo >/dev/null || sr_skip "ibv_devinfo missing"
 RATES=${SR_LOSS_RATES:-0.1% 1% 5% 10%}
@@ -45,21 +45,6 @@ for c in $RECOVERY; do
 	[ -n "$(sr_counter "$DA" "$c")" ] || sr_fail "no counter $c on $DA"
 done
 
-# verify LOG: rc_verify across the link, server here, client in $NS; its
-# reads of up to 512 KiB meet gaps in their responses at every rate.
-verify() {
-	local spid crc src=0
-	timeout -k 5 600 "$VERIFY" server "$DA" "$ga" 18612 >"$1.srv" 2>&1 &
-	spid=$!
-	ip netns exec "$NS" timeout -k 5 600 "$VERIFY" client "$DB" "$gb" \
-		"$IP4" 18612 >"$1.cli" 2>&1
-	crc=$?
-	wait "$spid" || src=$?
-	[ "$src" = 0 ] && [ "$crc" = 0 ] && return 0
-	sed 's/^/# rc_verify server: /' "$1.srv"
-	sed 's/^/# rc_verify client: /' "$1.cli"
-	return 1
-}
 LOGS=$(mktemp -d)
 sr_on_exit "rm -rf $LOGS"
 
@@ -95,7 +80,7 @@ if ga=$(sr_gid_index "$DA" "$IP4") && gb=$(sr_gid_index "$DB" "$PEER4"); then
 		for c in $RECOVERY tx_roce_packets; do was[$c]=$(sum "$c"); done
 		start=$(date +%s%N)
 		sr_check "loss $rate: rc_verify (reads of up to 512 KiB)" \
-			verify "$LOGS/${rate%\%}"
+			sr_rc_verify "$LOGS/${rate%\%}" 18612 "$ga" "$gb"
 		delta "loss $rate: rc_verify" "$start"
 	done
 	sr_log "$(rdma statistic show link "$DA/1")"
