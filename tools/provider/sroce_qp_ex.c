@@ -154,6 +154,57 @@ static void sroce_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 	memcpy(&wqe->wr.atomic.swap, atomic_wr, sizeof(wqe->wr.atomic.swap));
 }
 
+/* Send with invalidate: the peer invalidates @invalidate_rkey on arrival. */
+static void sroce_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct sroce_send_wqe *wqe = sroce_wr_new(qpx, IBV_WR_SEND_WITH_INV);
+
+	if (wqe)
+		wqe->ex = invalidate_rkey;
+}
+
+/* Local operations carry no data: no setter may follow them. */
+static bool sroce_wr_is_local(uint32_t opcode)
+{
+	return opcode == IBV_WR_LOCAL_INV || opcode == IBV_WR_BIND_MW;
+}
+
+static void sroce_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct sroce_send_wqe *wqe = sroce_wr_new(qpx, IBV_WR_LOCAL_INV);
+
+	if (wqe)
+		wqe->ex = invalidate_rkey;
+}
+
+/*
+ * Bind a type 2 window under @rkey (type 1 windows are bound through
+ * ibv_bind_mw(), as with ibv_post_send()). A zero length with no region
+ * is refused: a type 2 window is unbound by invalidation.
+ */
+static void sroce_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			     uint32_t rkey,
+			     const struct ibv_mw_bind_info *bind_info)
+{
+	struct sroce_qp *qp = qpx_to_sqp(qpx);
+	struct sroce_send_wqe *wqe;
+
+	if (!mw || mw->type != IBV_MW_TYPE_2 || !bind_info->mr) {
+		sroce_wr_close(qp);
+		sroce_wr_fail(qp, EINVAL);
+		return;
+	}
+	wqe = sroce_wr_new(qpx, IBV_WR_BIND_MW);
+	if (!wqe)
+		return;
+	wqe->wr.bind.mw_rkey = mw->rkey;
+	wqe->wr.bind.new_rkey = rkey;
+	wqe->wr.bind.mr_lkey = bind_info->mr->lkey;
+	wqe->wr.bind.addr = bind_info->addr;
+	wqe->wr.bind.length = bind_info->length;
+	wqe->wr.bind.access = bind_info->mw_access_flags;
+}
+
 static void sroce_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 				  const struct ibv_sge *sg_list)
 {
@@ -161,6 +212,7 @@ static void sroce_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 	struct sroce_send_wqe *wqe = qp->wr_cur;
 
 	if (!wqe || num_sge > qp->max_send_sge ||
+	    sroce_wr_is_local(qp->wr_opcode) ||
 	    (sroce_wr_is_atomic(qp->wr_opcode) &&
 	     (num_sge != 1 || sg_list[0].length != 8))) {
 		sroce_wr_fail(qp, EINVAL);
@@ -292,11 +344,14 @@ void sroce_qp_ex_init(struct sroce_qp *qp)
 	qpx->wr_atomic_cmp_swp = sroce_wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = sroce_wr_atomic_fetch_add;
 	qpx->wr_atomic_write = sroce_wr_atomic_write;
+	qpx->wr_bind_mw = sroce_wr_bind_mw;
+	qpx->wr_local_inv = sroce_wr_local_inv;
 	qpx->wr_rdma_read = sroce_wr_rdma_read;
 	qpx->wr_rdma_write = sroce_wr_rdma_write;
 	qpx->wr_rdma_write_imm = sroce_wr_rdma_write_imm;
 	qpx->wr_send = sroce_wr_send;
 	qpx->wr_send_imm = sroce_wr_send_imm;
+	qpx->wr_send_inv = sroce_wr_send_inv;
 	qpx->wr_set_inline_data = sroce_wr_set_inline_data;
 	qpx->wr_set_inline_data_list = sroce_wr_set_inline_data_list;
 	qpx->wr_set_sge = sroce_wr_set_sge;

@@ -407,7 +407,10 @@ static struct ibv_qp *make_qp(struct side *s, struct ibv_cq *cq, bool ex,
 				  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 				  IBV_QP_EX_WITH_SEND |
 				  IBV_QP_EX_WITH_RDMA_READ |
-				  IBV_QP_EX_WITH_ATOMIC_WRITE,
+				  IBV_QP_EX_WITH_ATOMIC_WRITE |
+				  IBV_QP_EX_WITH_BIND_MW |
+				  IBV_QP_EX_WITH_LOCAL_INV |
+				  IBV_QP_EX_WITH_SEND_WITH_INV,
 	};
 	struct ibv_qp_init_attr a = {
 		.send_cq = cq, .recv_cq = cq,
@@ -2257,6 +2260,148 @@ TEST_F_TIMEOUT(rc, mw_type2_bind_invalidate, T_SECS)
 	pair_down(q);
 	EXPECT_EQ(0, ibv_dealloc_mw(mw));
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
+}
+
+/*
+ * Windows as rdma-core's own tests (pyverbs) bind them: with the region's
+ * access set, LOCAL_WRITE included, which a window ignores; a type 1
+ * window unbound by a zero-length bind; a type 2 window bound, invalidated
+ * locally and invalidated by the peer through the ibv_wr_*() API; and a
+ * window bound with no remote right refusing a remote write.
+ */
+TEST_F_TIMEOUT(rc, mw_binds_as_pyverbs, T_SECS)
+{
+	struct ibv_mr *mr_b = mw_region(B_, IBV_ACCESS_MW_BIND);
+	struct ibv_mr *mr_a = mw_region(A_, IBV_ACCESS_MW_BIND);
+	const int rw_local = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	struct ibv_sge ss = sge(A_, 0, 512), rs = sge(B_, 0, 64);
+	struct ibv_mw_bind_info bi = {
+		.mr = mr_a, .addr = raddr(A_, DST + 4096), .length = 4096,
+		.mw_access_flags = rw_local,
+	};
+	struct conn c = { .ex = true };
+	struct pair *q = &self->q;
+	struct ibv_send_wr bw = {}, *bad;
+	struct ibv_mw *mw1, *mw2, *mw3;
+	struct ibv_qp_ex *qpx;
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	ASSERT_NE(NULL, mr_b);
+	ASSERT_NE(NULL, mr_a);
+	mw1 = ibv_alloc_mw(B_->pd, IBV_MW_TYPE_1);
+	mw2 = ibv_alloc_mw(A_->pd, IBV_MW_TYPE_2);
+	mw3 = ibv_alloc_mw(B_->pd, IBV_MW_TYPE_2);
+	ASSERT_NE(NULL, mw1);
+	ASSERT_NE(NULL, mw2);
+	ASSERT_NE(NULL, mw3);
+	PAIR_UP(q, &c);
+	qpx = ibv_qp_to_qp_ex(q->qp[0]);
+	ASSERT_NE(NULL, qpx);
+
+	/* Type 1 with LOCAL_WRITE in the set: bound, and it works. */
+	ASSERT_EQ(0, bind1(q->qp[1], q->cq[1], mw1, mr_b,
+			   raddr(B_, DST + 4096), 4096, rw_local, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(0, post_op(q->qp[0], IBV_WR_RDMA_WRITE, 1, &ss, 1,
+			     raddr(B_, DST + 4096), mw1->rkey, 0));
+	check_wc(_metadata, "WRITE through a type 1 window", q->cq[0],
+		 WANT(.wr_id = 1, .opcode = IBV_WC_RDMA_WRITE,
+		      .qp_num = QPN(q, 0)));
+	check_landed(_metadata, "WRITE through a type 1 window",
+		     B_->buf + DST + 4096, A_->buf, 512);
+	/* Unbound by a zero-length bind with no rights. */
+	ASSERT_EQ(0, bind1(q->qp[1], q->cq[1], mw1, mr_b,
+			   raddr(B_, DST + 4096), 0, 0, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+
+	/* Type 2 bound through ibv_wr_bind_mw(), used, LOCAL_INV'd. */
+	rkey = ibv_inc_rkey(mw2->rkey);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0xb2;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(qpx, mw2, rkey, &bi);
+	ASSERT_EQ(0, ibv_wr_complete(qpx));
+	check_wc(_metadata, "ibv_wr_bind_mw", q->cq[0],
+		 WANT(.wr_id = 0xb2, .opcode = IBV_WC_BIND_MW,
+		      .qp_num = QPN(q, 0)));
+	ss = sge(B_, 8192, 512);
+	ASSERT_EQ(0, post_op(q->qp[1], IBV_WR_RDMA_WRITE, 2, &ss, 1,
+			     raddr(A_, DST + 4096), rkey, 0));
+	check_wc(_metadata, "WRITE through a type 2 window", q->cq[1],
+		 WANT(.wr_id = 2, .opcode = IBV_WC_RDMA_WRITE,
+		      .qp_num = QPN(q, 1)));
+	check_landed(_metadata, "WRITE through a type 2 window",
+		     A_->buf + DST + 4096, B_->buf + 8192, 512);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0x1c;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(qpx, rkey);
+	ASSERT_EQ(0, ibv_wr_complete(qpx));
+	check_wc(_metadata, "ibv_wr_local_inv", q->cq[0],
+		 WANT(.wr_id = 0x1c, .opcode = IBV_WC_LOCAL_INV,
+		      .qp_num = QPN(q, 0)));
+
+	/* B binds a type 2 window; A invalidates it with ibv_wr_send_inv(). */
+	rkey = ibv_inc_rkey(mw3->rkey);
+	bw.wr_id = 0xb3;
+	bw.opcode = IBV_WR_BIND_MW;
+	bw.send_flags = IBV_SEND_SIGNALED;
+	bw.bind_mw.mw = mw3;
+	bw.bind_mw.rkey = rkey;
+	bw.bind_mw.bind_info.mr = mr_b;
+	bw.bind_mw.bind_info.addr = raddr(B_, DST + 8192);
+	bw.bind_mw.bind_info.length = 4096;
+	bw.bind_mw.bind_info.mw_access_flags = rw_local;
+	ASSERT_EQ(0, ibv_post_send(q->qp[1], &bw, &bad));
+	check_wc(_metadata, "type 2 bind by B", q->cq[1],
+		 WANT(.wr_id = 0xb3, .opcode = IBV_WC_BIND_MW,
+		      .qp_num = QPN(q, 1)));
+	ASSERT_EQ(0, post_recv(q->qp[1], 0x11, &rs, 1));
+	ss = sge(A_, 0, 32);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0x22;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send_inv(qpx, rkey);
+	ibv_wr_set_sge(qpx, ss.lkey, ss.addr, ss.length);
+	ASSERT_EQ(0, ibv_wr_complete(qpx));
+	check_wc(_metadata, "ibv_wr_send_inv", q->cq[0],
+		 WANT(.wr_id = 0x22, .opcode = IBV_WC_SEND,
+		      .qp_num = QPN(q, 0)));
+	ASSERT_EQ(1, wait_wc(q->cq[1], &wc, WC_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_INV);
+	EXPECT_EQ(rkey, wc.invalidated_rkey);
+
+	/* A local operation takes no data: the batch is refused whole. */
+	ibv_wr_start(qpx);
+	ibv_wr_local_inv(qpx, rkey);
+	ibv_wr_set_sge(qpx, ss.lkey, ss.addr, ss.length);
+	EXPECT_EQ(EINVAL, ibv_wr_complete(qpx));
+
+	/* Bound with LOCAL_WRITE alone: no remote right, the write fails. */
+	rkey = ibv_inc_rkey(ibv_inc_rkey(mw2->rkey));
+	bi.mw_access_flags = IBV_ACCESS_LOCAL_WRITE;
+	ibv_wr_start(qpx);
+	qpx->wr_id = 0xb4;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(qpx, mw2, rkey, &bi);
+	ASSERT_EQ(0, ibv_wr_complete(qpx));
+	check_wc(_metadata, "bind with no remote right", q->cq[0],
+		 WANT(.wr_id = 0xb4, .opcode = IBV_WC_BIND_MW,
+		      .qp_num = QPN(q, 0)));
+	ss = sge(B_, 8192, 64);
+	ASSERT_EQ(0, post_op(q->qp[1], IBV_WR_RDMA_WRITE, 5, &ss, 1,
+			     raddr(A_, DST + 4096), rkey, 0));
+	check_wc(_metadata, "WRITE through a window without the right",
+		 q->cq[1], WANT(.wr_id = 5, .status = IBV_WC_REM_ACCESS_ERR,
+				.qp_num = QPN(q, 1)));
+	pair_down(q);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw1));
+	EXPECT_EQ(0, ibv_dealloc_mw(mw2));
+	EXPECT_EQ(0, ibv_dealloc_mw(mw3));
+	EXPECT_EQ(0, ibv_dereg_mr(mr_a));
+	EXPECT_EQ(0, ibv_dereg_mr(mr_b));
 }
 
 /* ------------------------------------------------ shared receive queues */

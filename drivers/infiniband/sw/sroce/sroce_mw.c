@@ -114,7 +114,15 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 
 	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
 		return IB_WC_LOC_QP_OP_ERR;
-	if ((access & ~SROCE_MW_ACCESS) || new_rkey >> 8 != mw_rkey >> 8 ||
+	/*
+	 * Applications (pyverbs' tests among them) pass the access set they
+	 * gave the region, LOCAL_WRITE included; a window only grants remote
+	 * rights, so local ones are accepted and dropped, as rxe and mlx5 do.
+	 */
+	if (access & ~(SROCE_MW_ACCESS | IB_ACCESS_LOCAL_WRITE))
+		return IB_WC_MW_BIND_ERR;
+	access &= SROCE_MW_ACCESS;
+	if (new_rkey >> 8 != mw_rkey >> 8 ||
 	    check_add_overflow(addr, len, &end))
 		return IB_WC_MW_BIND_ERR;
 

@@ -46,7 +46,11 @@ static int sroce_qp_check_init_attr(struct ib_qp_init_attr *init,
 		return -EINVAL;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
-	if (cap->max_send_wr < 1 || cap->max_send_wr > SROCE_MAX_QP_WR ||
+	/*
+	 * No send WRs (a receive-only QP, as qperf's server makes) still
+	 * gets a one-entry ring: rxe accepts it too.
+	 */
+	if (cap->max_send_wr > SROCE_MAX_QP_WR ||
 	    cap->max_recv_wr > SROCE_MAX_QP_WR ||
 	    cap->max_send_sge > SROCE_MAX_SGE ||
 	    cap->max_recv_sge > SROCE_MAX_SGE ||
@@ -212,7 +216,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = qpn;
 
 	uctx = udata ? sroce_udata_ucontext(udata) : NULL;
-	err = sroce_ring_alloc(&qp->sq, cap->max_send_wr, sq_wqe_size, uctx);
+	err = sroce_ring_alloc(&qp->sq, max_t(u32, cap->max_send_wr, 1),
+			       sq_wqe_size, uctx);
 	if (err)
 		goto err_count;
 	err = sroce_ring_alloc(&qp->rq, max_t(u32, cap->max_recv_wr, 1),
