@@ -293,9 +293,14 @@ int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access)
 	    key >> 8 != mr_index || mr->valid ||
 	    sroce_mr_check_access(access))
 		return IB_WC_LOC_PROT_ERR;
-	/* The range must lie within the mapped pages, or pages[] overflows. */
+	/*
+	 * The range must lie within the mapped pages, or pages[] overflows.
+	 * Only the iova's offset in its page ties it to the pages: a consumer
+	 * may set the rest as it likes after ib_map_mr_sg() (xprtrdma puts
+	 * the RPC's XID in the upper 32 bits).
+	 */
 	span = (u64)mr->map_len << PAGE_SHIFT;
-	if (!mr->map_len || mr->map[0] != (mr->ibmr.iova & PAGE_MASK) ||
+	if (!mr->map_len ||
 	    (mr->ibmr.iova & ~PAGE_MASK) + mr->ibmr.length > span)
 		return IB_WC_LOC_PROT_ERR;
 	for (i = 0; i < mr->map_len; i++)

@@ -615,18 +615,27 @@ static bool kt_reconnect(u32 psn);
 static struct ib_mr *kt_frmr;
 static struct scatterlist kt_frmr_sg;
 
-static bool kt_frmr_register(u8 key, int access)
+/*
+ * Register @len bytes of B's buffer 3 from offset @off. A nonzero
+ * @iova_high replaces the upper 32 bits of the iova ib_map_mr_sg() chose,
+ * as xprtrdma does with each RPC's XID.
+ */
+static bool kt_frmr_register_at(u8 key, int access, u32 off, u32 len,
+				u32 iova_high)
 {
 	struct kt_wait *w = &kt_send_wait;
 	struct ib_reg_wr wr = {};
 	int n;
 
 	sg_init_table(&kt_frmr_sg, 1);
-	sg_dma_address(&kt_frmr_sg) = kt_b.dma[3] + 100;
-	sg_dma_len(&kt_frmr_sg) = 2 * PAGE_SIZE;
+	sg_dma_address(&kt_frmr_sg) = kt_b.dma[3] + off;
+	sg_dma_len(&kt_frmr_sg) = len;
 	n = ib_map_mr_sg(kt_frmr, &kt_frmr_sg, 1, NULL, PAGE_SIZE);
 	if (!kt_expect(n == 1, "ib_map_mr_sg: %d", n))
 		return false;
+	if (iova_high)
+		kt_frmr->iova = (kt_frmr->iova & 0xffffffff) |
+				(u64)iova_high << 32;
 	ib_update_fast_reg_key(kt_frmr, key);
 	wr.wr.opcode = IB_WR_REG_MR;
 	wr.mr = kt_frmr;
@@ -637,6 +646,11 @@ static bool kt_frmr_register(u8 key, int access)
 			 w->wc.opcode == IB_WC_REG_MR,
 			 "REG_MR: status %d opcode %d", w->wc.status,
 			 w->wc.opcode);
+}
+
+static bool kt_frmr_register(u8 key, int access)
+{
+	return kt_frmr_register_at(key, access, 100, 2 * PAGE_SIZE, 0);
 }
 
 /*
@@ -776,6 +790,67 @@ static bool kt_local_inv(void)
 }
 
 /*
+ * Registrations as NFS over RDMA makes them: the iova's upper half is the
+ * RPC's XID, not an address, and a region may be a few bytes inside a
+ * page. WRITE and READ at that iova reach the right bytes; LOCAL_INV ends
+ * each registration.
+ */
+static bool kt_frmr_iova_as_xprtrdma(void)
+{
+	static const u32 offs[] = { 0x33c, 100 }, lens[] = { 4, 5000 };
+	struct ib_sge sge = { kt_a.dma[0], 0, kt_a.pd->local_dma_lkey };
+	struct kt_wait *w = &kt_send_wait;
+	struct ib_send_wr iwr = {};
+	struct ib_rdma_wr wr = {};
+	unsigned int i;
+
+	if (!kt_frmr)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
+		if (!kt_frmr_register_at(0x50 + i, IB_ACCESS_LOCAL_WRITE |
+					 IB_ACCESS_REMOTE_WRITE |
+					 IB_ACCESS_REMOTE_READ, offs[i],
+					 lens[i], 0xc0de0000 + i))
+			return false;
+		if (!kt_expect(kt_frmr->iova >> 32 == 0xc0de0000 + i,
+			       "iova %llx", kt_frmr->iova))
+			return false;
+		kt_fill(kt_a.buf[0], lens[i], 30 + i);
+		memset(kt_b.buf[3], 0, KT_BUF);
+		sge.length = lens[i];
+		wr.wr.opcode = IB_WR_RDMA_WRITE;
+		wr.wr.sg_list = &sge;
+		wr.wr.num_sge = 1;
+		wr.remote_addr = kt_frmr->iova;
+		wr.rkey = kt_frmr->rkey;
+		if (!kt_run(&wr.wr, w) ||
+		    !kt_wc_ok(w, IB_WC_RDMA_WRITE, 0, kt_a.qp) ||
+		    !kt_expect(!memcmp(kt_a.buf[0], kt_b.buf[3] + offs[i],
+				       lens[i]),
+			       "write at an XID iova differs") ||
+		    !kt_expect(!*(u8 *)(kt_b.buf[3] + offs[i] - 1) &&
+			       !*(u8 *)(kt_b.buf[3] + offs[i] + lens[i]),
+			       "write at an XID iova spilled"))
+			return false;
+		memset(kt_a.buf[0], 0, lens[i]);
+		wr.wr.opcode = IB_WR_RDMA_READ;
+		if (!kt_run(&wr.wr, w) ||
+		    !kt_wc_ok(w, IB_WC_RDMA_READ, 0, kt_a.qp) ||
+		    !kt_expect(!memcmp(kt_a.buf[0], kt_b.buf[3] + offs[i],
+				       lens[i]),
+			       "read at an XID iova differs"))
+			return false;
+		iwr.opcode = IB_WR_LOCAL_INV;
+		iwr.ex.invalidate_rkey = kt_frmr->rkey;
+		if (!kt_run_on(&kt_b, &iwr, w) ||
+		    !kt_expect(w->wc.status == IB_WC_SUCCESS,
+			       "LOCAL_INV: status %d", w->wc.status))
+			return false;
+	}
+	return true;
+}
+
+/*
  * An SRQ on B, filled with ib_post_srq_recv: a second pair of QPs, B's
  * receiving through the SRQ, takes two SENDs from it in posting order; a
  * post beyond the SRQ's size is refused with -ENOMEM at that request.
@@ -906,6 +981,7 @@ static int __init kt_init(void)
 	kt_report("reconnect_after_send_inv", kt_reconnect(0x3000));
 	kt_report("local_inv", kt_local_inv());
 	kt_report("reconnect_after_local_inv", kt_reconnect(0x4000));
+	kt_report("frmr_iova_as_xprtrdma", kt_frmr_iova_as_xprtrdma());
 	kt_report("bad_rkey_and_drain", kt_bad_rkey_and_drain());
 	pr_info("sroce_kverbs_test: %d tests, %d failed\n", kt_num, kt_failed);
 	err = kt_failed ? -EIO : 0;
