@@ -97,7 +97,9 @@ enum sroce_wc_flags {
  * Receives on UD QPs: the first 40 bytes of the buffer hold the GRH, which
  * for RoCEv2 is the packet's IPv6 header, or its IPv4 header in the last
  * 20 of the 40 bytes; network_hdr_type says which (SROCE_NETWORK_*), smac
- * is the sender's Ethernet address.
+ * is the sender's Ethernet address. RoCE carries no SL: on UD (not GSI)
+ * receives sl holds the packet type as mlx5 reports it, 0x8 | 1 for IPv6,
+ * 0x8 | 2 for IPv4 (UCX's ud_verbs relies on it).
  */
 enum sroce_network_hdr_type {
 	SROCE_NETWORK_IPV4 = 1,

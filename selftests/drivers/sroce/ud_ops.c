@@ -18,6 +18,9 @@
 #define QKEY		0x11110000u
 #define BUF_SIZE	8192
 #define GRH		40
+/* A UD receive's SL: its packet type in mlx5's encoding (UCX reads it). */
+#define UD_SL_ROCEV2_IPV4	0xa
+#define UD_SL_ROCEV2_IPV6	0x9
 #define RECV_OFF	4096
 
 FIXTURE(ud) {
@@ -262,6 +265,11 @@ TEST_F(ud, send_recv_with_grh)
 	inet_pton(AF_INET, self->addr, &in);
 	EXPECT_EQ(0, memcmp(&grh[20 + 12], &in, 4));
 	EXPECT_EQ(0, memcmp(&grh[20 + 16], &in, 4));
+	/*
+	 * The SL gives the packet type as mlx5 reports it (RoCEv2, IPv4):
+	 * UCX's ud_verbs finds the destination GID by it.
+	 */
+	EXPECT_EQ(UD_SL_ROCEV2_IPV4, wc.sl);
 }
 
 TEST_F(ud, send_with_imm)
@@ -500,6 +508,7 @@ TEST_F(ud, multicast_ipv6)
 	EXPECT_EQ(6, grh[0] >> 4);
 	EXPECT_EQ(17, grh[6]);
 	EXPECT_EQ(0, memcmp(&grh[24], mgid.raw, 16));
+	EXPECT_EQ(UD_SL_ROCEV2_IPV6, wc.sl);
 	EXPECT_EQ(0, ibv_detach_mcast(self->qp[1], &mgid, 0));
 	EXPECT_EQ(0, ibv_destroy_ah(ah));
 }

@@ -18,6 +18,11 @@
 
 #define SROCE_GRH_BYTES	40
 
+/* The SL of a UD receive: its packet type, in mlx5's encoding. */
+#define SROCE_UD_SL_ROCEV2	0x8
+#define SROCE_UD_SL_IPV6	0x1
+#define SROCE_UD_SL_IPV4	0x2
+
 /*
  * Build and send the datagram of the WQE at req->next. Return a completion
  * status, or -ENOMEM to try again later.
@@ -190,6 +195,17 @@ void sroce_ud_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 
 	sroce_ud_grh(skb, grh, &cqe.network_hdr_type);
+	/*
+	 * RoCE carries no SL. A UD receive reports its L3 header type there
+	 * as mlx5 does (bit 3: UDP, bits 2:0: 1 IPv6, 2 IPv4): UCX's ud_verbs
+	 * reads it to find the destination GID in the GRH area and drops
+	 * every datagram without it. The GSI QP keeps 0, as the CM copies
+	 * wc.sl into the paths it builds.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_UD)
+		cqe.sl = SROCE_UD_SL_ROCEV2 |
+			 (cqe.network_hdr_type == SROCE_NETWORK_IPV4 ?
+			  SROCE_UD_SL_IPV4 : SROCE_UD_SL_IPV6);
 	if (skb_mac_header_was_set(skb))
 		ether_addr_copy(cqe.smac, eth_hdr(skb)->h_source);
 	else	/* looped back: never had an Ethernet header */
