@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# NFS over RDMA on sroce: nfsd exports a directory on port 20049 over an
+# sroce device, and the NFSv4 client in the same guest mounts it with
+# proto=rdma (so through the device's loopback). Both ends register
+# memory with FRWR (REG_MR, LOCAL_INV) and move data with RDMA READ and
+# WRITE. Then:
+#  - 32 MiB of random data written through the mount, unmounted, mounted
+#    again and read back: the checksum matches, here and on the server;
+#  - "rdma link del" with the mount live: the removal ends within a bound,
+#    the device is gone, the mount can be taken down, and the kernel log
+#    stays clean.
+# SR_NFS_LINK=rxe runs it over rdma_rxe instead, for comparison.
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+TYPE=${SR_NFS_LINK:-sroce}
+if [ "$TYPE" = sroce ]; then
+	sr_require_sroce
+else
+	sr_require_root
+	modprobe "rdma_$TYPE" 2>/dev/null || sr_skip "rdma_$TYPE not available"
+fi
+for t in rpc.nfsd rpc.mountd exportfs mount.nfs4; do
+	command -v "$t" >/dev/null || sr_skip "$t missing (nfs-kernel-server)"
+done
+modprobe -a nfsd rpcrdma 2>/dev/null || sr_skip "nfsd or rpcrdma missing"
+pgrep -x nfsd >/dev/null && sr_skip "an NFS server already runs here"
+
+sr_dmesg_mark
+n=$(( SR_TAG % 250 + 1 ))
+L=sr${SR_TAG}f
+DEV=${TYPE}_f$SR_TAG
+ADDR=198.19.$n.1
+WORK=$(mktemp -d)
+EXP=$WORK/export
+MNT=$WORK/mnt
+mkdir -p "$EXP" "$MNT"
+sr_on_exit "rm -rf $WORK"
+
+# The server's state lives in tmpfs: the guest's root is read-only.
+mount -t tmpfs tmpfs /var/lib/nfs || sr_skip "cannot mount /var/lib/nfs"
+sr_on_exit "umount /var/lib/nfs"
+mkdir -p /var/lib/nfs/rpc_pipefs /var/lib/nfs/v4recovery
+touch /var/lib/nfs/etab /var/lib/nfs/rmtab
+if ! mountpoint -q /proc/fs/nfsd; then
+	mount -t nfsd nfsd /proc/fs/nfsd || sr_skip "cannot mount nfsd"
+	sr_on_exit "umount /proc/fs/nfsd"
+fi
+mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs
+sr_on_exit "umount /var/lib/nfs/rpc_pipefs"
+# A short grace period: the first OPEN waits for its end.
+echo 10 >/proc/fs/nfsd/nfsv4gracetime
+echo 10 >/proc/fs/nfsd/nfsv4leasetime
+
+sr_veth "$L" "${L}p" || sr_skip "cannot create a veth pair"
+ip link set "$L" mtu 9000
+ip link set "${L}p" mtu 9000
+ip addr add "$ADDR/24" dev "$L"
+if ! rdma link add "$DEV" type "$TYPE" netdev "$L"; then
+	sr_fail "rdma link add $DEV"
+	sr_done
+fi
+sr_on_exit "rdma link del $DEV"
+sr_check "GID of $ADDR" sr_wait_gid "$DEV" "$ADDR"
+
+exportfs -o rw,no_root_squash,insecure,fsid=0 "$ADDR/24:$EXP" ||
+	sr_fail "exportfs"
+sr_on_exit "exportfs -ua"
+rpc.mountd -N 3 || sr_fail "rpc.mountd"
+sr_on_exit "pkill -x rpc.mountd"
+rpc.nfsd -N 3 -H "$ADDR" 4 || sr_fail "rpc.nfsd"
+sr_on_exit "rpc.nfsd 0"
+echo "rdma 20049" >/proc/fs/nfsd/portlist
+sr_check "nfsd listens on RDMA port 20049" \
+	grep -q '^rdma 20049' /proc/fs/nfsd/portlist
+# umount_mnt: forced and lazy if need be, bounded.
+umount_mnt() {
+	timeout 60 umount "$MNT" || timeout 60 umount -f -l "$MNT"
+	! mountpoint -q "$MNT"
+}
+sr_on_exit "umount -f -l $MNT"
+
+# The grace period ends 10 s after nfsd starts: mount and write then.
+mnt() {
+	timeout 120 mount -t nfs4 -o proto=rdma,port=20049,vers=4.2 \
+		"$ADDR:/" "$MNT"
+}
+sr_check "mount -t nfs4 -o proto=rdma over $TYPE" mnt
+dd if=/dev/urandom of="$WORK/data" bs=1M count=32 status=none
+want=$(md5sum <"$WORK/data")
+sr_check "mounted over RDMA" grep -q " $MNT nfs4 .*proto=rdma" /proc/mounts
+cp_in() { timeout 180 cp "$WORK/data" "$MNT/data" && sync; }
+sr_check "32 MiB written through the mount" cp_in
+sr_check "unmount" umount_mnt
+sr_check "mount again" mnt
+sr_check "read back through the mount: same checksum" \
+	test "$(timeout 180 md5sum <"$MNT/data")" = "$want"
+sr_check "the server's copy: same checksum" \
+	test "$(md5sum <"$EXP/data")" = "$want"
+sr_log "$TYPE counters: rx_qp_packets $(sr_counter "$DEV" rx_qp_packets)"
+
+# The device goes away under a live mount.
+start=$(date +%s)
+sr_check "rdma link del with the mount live" timeout 120 rdma link del "$DEV"
+sr_log "link del took $(( $(date +%s) - start )) s"
+sr_check "device gone" sr_wait_gone "$DEV" 30
+sr_check "the mount can be taken down" umount_mnt
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done
