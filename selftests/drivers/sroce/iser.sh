@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# iSER on sroce: LIO, configured with targetcli-fb, exports a 128 MiB RAM
+# disk through an iSCSI portal with iSER enabled on an sroce device;
+# open-iscsi logs in to it in the same guest through an iface whose
+# transport is iser (so over the device's loopback). Then fio writes the
+# disk with crc32c checksums and reads it back, verifying every block; a
+# logout and a second login find the data still there. The kernel log
+# must stay clean. SR_ISER_LINK=rxe runs it over rdma_rxe instead.
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+TYPE=${SR_ISER_LINK:-sroce}
+if [ "$TYPE" = sroce ]; then
+	sr_require_sroce
+else
+	sr_require_root
+	modprobe "rdma_$TYPE" 2>/dev/null || sr_skip "rdma_$TYPE not available"
+fi
+for t in targetcli iscsiadm iscsid fio dbus-daemon; do
+	command -v "$t" >/dev/null || sr_skip "$t missing"
+done
+modprobe -a target_core_mod ib_isert ib_iser sd_mod 2>/dev/null ||
+	sr_skip "LIO's isert or the iser initiator is not available"
+pgrep -x iscsid >/dev/null && sr_skip "an iscsid already runs here"
+
+sr_dmesg_mark
+n=$(( SR_TAG % 250 + 1 ))
+L=sr${SR_TAG}i
+DEV=${TYPE}_i$SR_TAG
+ADDR=198.19.$n.1
+IQN=iqn.2026-11.org.example.sroce:t$SR_TAG
+RD=rd$SR_TAG
+WORK=$(mktemp -d)
+sr_on_exit "rm -rf $WORK"
+FIO_VERIFY=(--ioengine=libaio --direct=1 --bs=4k --iodepth=16
+	--verify=crc32c --verify_fatal=1 --do_verify=1 --verify_state_save=0)
+
+mountpoint -q /sys/kernel/config ||
+	mount -t configfs none /sys/kernel/config || sr_skip "no configfs"
+# targetcli asks the system bus for user-backed stores, and keeps its
+# preferences in $HOME: give it both, in tmpfs.
+export HOME=$WORK
+if [ ! -S /run/dbus/system_bus_socket ]; then
+	mkdir -p /run/dbus
+	dbus-daemon --system --fork --print-pid >"$WORK/dbus.pid" ||
+		sr_skip "cannot start a system bus for targetcli"
+	sr_on_exit "kill $(cat "$WORK/dbus.pid"); rm -f /run/dbus/system_bus_socket /run/dbus/pid"
+fi
+# tcli ARGS...: one targetcli command, its output as comments on failure.
+tcli() {
+	local out
+	out=$(targetcli "$@" 2>&1) && return 0
+	echo "$out" | sed 's/^/# targetcli: /'
+	return 1
+}
+
+sr_veth "$L" "${L}p" || sr_skip "cannot create a veth pair"
+ip link set "$L" mtu 9000
+ip link set "${L}p" mtu 9000
+ip addr add "$ADDR/24" dev "$L"
+if ! rdma link add "$DEV" type "$TYPE" netdev "$L"; then
+	sr_fail "rdma link add $DEV"
+	sr_done
+fi
+sr_on_exit "rdma link del $DEV"
+sr_check "GID of $ADDR" sr_wait_gid "$DEV" "$ADDR"
+
+# The target.
+tcli set global auto_save_on_exit=false auto_add_default_portal=false
+sr_check "targetcli: a 128 MiB RAM disk" \
+	tcli /backstores/ramdisk create name="$RD" size=128M
+sr_on_exit "targetcli /backstores/ramdisk delete $RD"
+sr_check "targetcli: an iSCSI target" tcli /iscsi create "$IQN"
+sr_on_exit "targetcli /iscsi delete $IQN"
+T=/iscsi/$IQN/tpg1
+tcli "$T/luns" create "/backstores/ramdisk/$RD" &&
+	tcli "$T/portals" create "$ADDR" 3260 &&
+	tcli "$T" set attribute authentication=0 demo_mode_write_protect=0 \
+		generate_node_acls=1 cache_dynamic_acls=1
+sr_check "targetcli: iSER on the portal" \
+	tcli "$T/portals/$ADDR:3260" enable_iser true
+
+# The initiator: its node database lives in /etc/iscsi, read-only here.
+mkdir -p "$WORK/iscsi"
+cp -a /etc/iscsi/. "$WORK/iscsi/"
+mount --bind "$WORK/iscsi" /etc/iscsi
+sr_on_exit "umount /etc/iscsi"
+mkdir -p /run/lock/iscsi
+iscsid || sr_fail "iscsid"
+sr_on_exit "pkill -x iscsid"
+NODE=(-m node -T "$IQN" -p "$ADDR:3260" -I iser$SR_TAG)
+iscsiadm -m iface -I "iser$SR_TAG" -o new >/dev/null &&
+	iscsiadm -m iface -I "iser$SR_TAG" -o update \
+		-n iface.transport_name -v iser >/dev/null
+sr_check "iscsiadm: node on an iser iface" \
+	iscsiadm "${NODE[@]}" -o new
+sr_on_exit "iscsiadm ${NODE[*]} --logout"
+
+# login: log in and find the session's disk, in $BDEV.
+login() {
+	local i d
+	BDEV=
+	timeout 120 iscsiadm "${NODE[@]}" --login >/dev/null || return 1
+	for ((i = 0; i < 100; i++)); do
+		for d in /sys/class/iscsi_session/session*/device/target*/*/block/*; do
+			[ -e "$d" ] || continue
+			grep -qx "$IQN" "${d%%/device/*}/targetname" || continue
+			BDEV=/dev/$(basename "$d")
+			[ -b "$BDEV" ] && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}
+session_is_iser() {
+	iscsiadm -m session -P 1 2>/dev/null | grep -q "Iface Transport: iser"
+}
+# fio_run NAME ARGS...: fio with its summary kept as comments.
+fio_run() {
+	local name=$1 out rc
+	shift
+	out=$(cd "$WORK" && fio --name="$name" --filename="$BDEV" "$@" 2>&1)
+	rc=$?
+	echo "$out" | grep -E "^ *(READ|WRITE):|err=|verify" |
+		sed "s/^/# $name: /"
+	return "$rc"
+}
+
+sr_check "iscsiadm --login over iser on $TYPE" login
+if [ -b "$BDEV" ]; then
+	sr_log "disk at $BDEV"
+	sr_check "the session runs over iser" session_is_iser
+	sr_check "fio: write 96 MiB with checksums, read back and verify" \
+		fio_run write_verify "${FIO_VERIFY[@]}" --rw=randwrite --size=96M
+	sr_check "logout" timeout 60 iscsiadm "${NODE[@]}" --logout
+	sr_check "login again" login
+	sr_check "data written before the new login verifies" \
+		fio_run reverify "${FIO_VERIFY[@]}" --rw=randwrite --size=96M \
+		--verify_only
+	sr_check "logout" timeout 60 iscsiadm "${NODE[@]}" --logout
+fi
+sr_log "$TYPE counters: rx_qp_packets $(sr_counter "$DEV" rx_qp_packets)"
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done
