@@ -88,7 +88,7 @@ sr_on_exit "umount /etc/iscsi"
 mkdir -p /run/lock/iscsi
 iscsid || sr_fail "iscsid"
 sr_on_exit "pkill -x iscsid"
-NODE=(-m node -T "$IQN" -p "$ADDR:3260" -I iser$SR_TAG)
+NODE=(-m node -T "$IQN" -p "$ADDR:3260" -I "iser$SR_TAG")
 iscsiadm -m iface -I "iser$SR_TAG" -o new >/dev/null &&
 	iscsiadm -m iface -I "iser$SR_TAG" -o update \
 		-n iface.transport_name -v iser >/dev/null
