@@ -2404,6 +2404,76 @@ TEST_F_TIMEOUT(rc, mw_binds_as_pyverbs, T_SECS)
 	EXPECT_EQ(0, ibv_dereg_mr(mr_b));
 }
 
+/*
+ * A SEND followed on the send queue by a local operation, as FRWR users
+ * (NFS over RDMA) post them: nothing is sent after the SEND, so its last
+ * packet must ask for the ACK, or the bind behind it waits for the
+ * retransmission timer (and a resent SEND went unanswered). No timeout,
+ * no duplicate: in loopback nothing is lost.
+ */
+TEST_F_TIMEOUT(rc, ack_asked_before_local_op, T_SECS)
+{
+	struct ibv_mr *mr = mw_region(A_, IBV_ACCESS_MW_BIND);
+	struct ibv_sge ss = sge(A_, 0, 64), rs = sge(B_, 0, 64);
+	const char *dev_a = ibv_get_device_name(A_->ctx->device);
+	const char *dev_b = ibv_get_device_name(B_->ctx->device);
+	struct ibv_send_wr bw = {}, sw = {}, *bad;
+	struct ibv_send_wr iw = {
+		.wr_id = 0x1c, .opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	long long timeouts, dups;
+	struct pair *q = &self->q;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	int i;
+
+	ASSERT_NE(NULL, mr);
+	mw = ibv_alloc_mw(A_->pd, IBV_MW_TYPE_2);
+	ASSERT_NE(NULL, mw);
+	PAIR_UP(q, NULL);
+	timeouts = sroce_counter(dev_a, "retransmit_timeout");
+	dups = sroce_counter(dev_b, "rx_duplicate_request");
+	if (timeouts < 0 || dups < 0)
+		SKIP(goto out, "not sroce devices: no counters");
+
+	sw.wr_id = 0x5e;
+	sw.opcode = IBV_WR_SEND;
+	sw.sg_list = &ss;
+	sw.num_sge = 1;
+	sw.next = &bw;
+	bw.wr_id = 0xb2;
+	bw.opcode = IBV_WR_BIND_MW;
+	bw.send_flags = IBV_SEND_SIGNALED;
+	bw.bind_mw.mw = mw;
+	bw.bind_mw.bind_info.mr = mr;
+	bw.bind_mw.bind_info.addr = raddr(A_, DST + 4096);
+	bw.bind_mw.bind_info.length = 4096;
+	bw.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, post_recv(q->qp[1], 0x11, &rs, 1));
+		bw.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+		ASSERT_EQ(0, ibv_post_send(q->qp[0], &sw, &bad));
+		check_wc(_metadata, "bind behind an unsignaled SEND", q->cq[0],
+			 WANT(.wr_id = 0xb2, .opcode = IBV_WC_BIND_MW,
+			      .qp_num = QPN(q, 0)));
+		ASSERT_EQ(1, wait_wc(q->cq[1], &wc, WC_MS));
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		/* Unbind for the next round. */
+		iw.invalidate_rkey = bw.bind_mw.rkey;
+		ASSERT_EQ(0, ibv_post_send(q->qp[0], &iw, &bad));
+		check_wc(_metadata, "LOCAL_INV of the window", q->cq[0],
+			 WANT(.wr_id = 0x1c, .opcode = IBV_WC_LOCAL_INV,
+			      .qp_num = QPN(q, 0)));
+	}
+	EXPECT_EQ(timeouts, sroce_counter(dev_a, "retransmit_timeout"));
+	EXPECT_EQ(dups, sroce_counter(dev_b, "rx_duplicate_request"));
+out:
+	pair_down(q);
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+}
+
 /* ------------------------------------------------ shared receive queues */
 
 static struct ibv_srq *make_srq(struct side *s, uint32_t max_wr)

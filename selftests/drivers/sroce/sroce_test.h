@@ -122,6 +122,24 @@ static inline int sroce_rc_rtr_rts(struct ibv_qp *qp,
 	return 0;
 }
 
+/* Port 1's hardware counter @name of RDMA device @ibdev, or -1. */
+static inline long long sroce_counter(const char *ibdev, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", ibdev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 static inline struct ibv_context *open_by_name(const char *name)
 {
 	struct ibv_device **list;

@@ -336,10 +336,22 @@ static u8 sroce_req_opcode(u8 transport, u32 op, bool first, bool last)
 	return transport | o;
 }
 
-static bool sroce_req_more_posted(struct sroce_qp *qp)
+/*
+ * Will a packet follow the last one of the message at req->next at once?
+ * Not when nothing more is posted, nor when the next WQE is a local
+ * operation (REG_MR, LOCAL_INV, BIND_MW: what FRWR users such as NFS over
+ * RDMA post between their sends), which sends nothing. Then the last
+ * packet must ask for an ACK: nothing else would before the retransmission
+ * timer. Fetches the next WQE to look at it.
+ * Context: req_lock held.
+ */
+static bool sroce_req_more_to_send(struct sroce_qp *qp)
 {
-	return qp->req.next + 1 != qp->req.fetched ||
-	       READ_ONCE(qp->sq.hdr->prod) != qp->req.fetched;
+	struct sroce_req *req = &qp->req;
+
+	if (req->next + 1 == req->fetched && !sroce_req_fetch(qp))
+		return false;
+	return !sroce_op_is_local(sroce_swqe(qp, req->next + 1)->opcode);
 }
 
 /*
@@ -385,7 +397,7 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 			 (req->since_ackreq + 1 >= SROCE_ACKREQ_EVERY ||
 			  (last && (qp->sq_sig_all ||
 				    (w->send_flags & SROCE_SEND_F_SIGNALED) ||
-				    !sroce_req_more_posted(qp))));
+				    !sroce_req_more_to_send(qp))));
 	}
 	se = last && (w->send_flags & SROCE_SEND_F_SOLICITED) &&
 	     (op == IB_UVERBS_WR_SEND || imm || inv);

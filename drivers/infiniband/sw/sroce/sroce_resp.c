@@ -740,8 +740,12 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		}
 		break;
 	default:
-		if (pkt->ackreq)
-			sroce_resp_ack(qp, (resp->epsn - 1) & SROCE_PSN_MASK);
+		/*
+		 * A SEND or WRITE again: its ACK was lost or never asked for,
+		 * and the requester waits for one. ACK whatever the AckReq
+		 * bit says (C9-105, as rxe does).
+		 */
+		sroce_resp_ack(qp, (resp->epsn - 1) & SROCE_PSN_MASK);
 		break;
 	}
 }
