@@ -87,7 +87,7 @@ mpi() {
 	before=$(sr_counter "$DEV" rx_qp_packets)
 	out=$(timeout -k 10 300 mpirun --allow-run-as-root --oversubscribe \
 		-np "$1" --mca pml ucx --mca btl self --mca osc ucx \
-		-x UCX_TLS -x UCX_NET_DEVICES "$ALLREDUCE" 2>&1)
+		-x UCX_TLS -x UCX_NET_DEVICES "$ALLREDUCE" </dev/null 2>&1)
 	rc=$?
 	echo "$out" | sed 's/^/# /'
 	[ "$rc" = 0 ] && echo "$out" | grep -q ": 0 wrong elements" &&
