@@ -94,7 +94,7 @@ iscsiadm -m iface -I "iser$SR_TAG" -o new >/dev/null &&
 		-n iface.transport_name -v iser >/dev/null
 sr_check "iscsiadm: node on an iser iface" \
 	iscsiadm "${NODE[@]}" -o new
-sr_on_exit "iscsiadm ${NODE[*]} --logout"
+sr_on_exit "timeout 60 iscsiadm ${NODE[*]} --logout"
 
 # login: log in and find the session's disk, in $BDEV.
 login() {

@@ -111,9 +111,10 @@ sr_ns_pair() {
 	ip -n "$NS" addr add "$PEER6/64" dev "$B" nodad
 }
 
-# sr_link_add IBDEV NETDEV: create an sroce device, removed at exit.
+# sr_link_add IBDEV NETDEV [TYPE]: create an RDMA device, removed at exit.
+# TYPE: default sroce (rxe for rdma_rxe).
 sr_link_add() {
-	rdma link add "$1" type sroce netdev "$2" || return 1
+	rdma link add "$1" type "${3:-sroce}" netdev "$2" || return 1
 	sr_on_exit "rdma link del $1"
 }
 

@@ -49,8 +49,10 @@ fi
 mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs
 sr_on_exit "umount /var/lib/nfs/rpc_pipefs"
 # A short grace period: the first OPEN waits for its end.
-echo 10 >/proc/fs/nfsd/nfsv4gracetime
-echo 10 >/proc/fs/nfsd/nfsv4leasetime
+for t in nfsv4gracetime nfsv4leasetime; do
+	sr_on_exit "echo $(cat /proc/fs/nfsd/$t) >/proc/fs/nfsd/$t"
+	echo 10 >/proc/fs/nfsd/$t
+done
 
 sr_veth "$L" "${L}p" || sr_skip "cannot create a veth pair"
 ip link set "$L" mtu 9000

@@ -32,9 +32,9 @@ run() {
 	local type=$1 l=sr${SR_TAG}${1:0:1} dev=${1}_p$SR_TAG
 	sr_veth "$l" "${l}p" || return 1
 	ip addr add "$2.$n.1/24" dev "$l"
-	sr_link_add "$dev" "$l" || return 1
+	sr_link_add "$dev" "$l" "$type" || return 1
 	sr_wait_gid "$dev" "$2.$n.1" || return 1
-	(cd "$WORK" && timeout -k 10 600 python3 "$RUN" "$WORK/tests" \
+	(cd "$WORK" && timeout -k 10 300 python3 "$RUN" "$WORK/tests" \
 		"$WORK/$type.res" -- --dev "$dev" >"$WORK/$type.log" 2>&1)
 	rdma link del "$dev"
 	[ -s "$WORK/$type.res" ]

@@ -32,7 +32,7 @@ device() {
 	ip link set "$l" mtu 9000
 	ip link set "${l}p" mtu 9000
 	ip addr add "$ADDR/24" dev "$l"
-	sr_link_add "$DEV" "$l" && sr_wait_gid "$DEV" "$ADDR"
+	sr_link_add "$DEV" "$l" "$1" && sr_wait_gid "$DEV" "$ADDR"
 }
 
 # pair NAME SERVER_CMD -- CLIENT_CMD: a fi_pingpong server in the

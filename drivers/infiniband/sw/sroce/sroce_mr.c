@@ -286,7 +286,7 @@ int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access)
 {
 	struct sroce_mr *mr = xa_load(&to_sdev(qp->ibqp.device)->mr_xa,
 				      mr_index);
-	u64 span;
+	u64 span, end;
 	u32 i;
 
 	if (!mr || !mr->frmr || mr->ibmr.pd != qp->ibqp.pd ||
@@ -301,7 +301,8 @@ int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access)
 	 */
 	span = (u64)mr->map_len << PAGE_SHIFT;
 	if (!mr->map_len ||
-	    (mr->ibmr.iova & ~PAGE_MASK) + mr->ibmr.length > span)
+	    check_add_overflow(mr->ibmr.iova & ~PAGE_MASK, mr->ibmr.length,
+			       &end) || end > span)
 		return IB_WC_LOC_PROT_ERR;
 	for (i = 0; i < mr->map_len; i++)
 		mr->pages[i] = virt_to_page((void *)(uintptr_t)mr->map[i]);

@@ -116,8 +116,8 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 		return IB_WC_LOC_QP_OP_ERR;
 	/*
 	 * Applications (pyverbs' tests among them) pass the access set they
-	 * gave the region, LOCAL_WRITE included; a window only grants remote
-	 * rights, so local ones are accepted and dropped, as rxe and mlx5 do.
+	 * gave the region, LOCAL_WRITE included, and rxe accepts it; a window
+	 * only grants remote rights, so local ones are accepted and dropped.
 	 */
 	if (access & ~(SROCE_MW_ACCESS | IB_ACCESS_LOCAL_WRITE))
 		return IB_WC_MW_BIND_ERR;

@@ -11,9 +11,10 @@
  * responder answers duplicates, re-executes reads and replays atomics.
  *
  * ACKs are requested only where they matter: on a message's last packet
- * when it is signaled or nothing more is posted, and every
- * SROCE_ACKREQ_EVERY packets to keep the window moving. One ACK completes
- * everything before it.
+ * when it is signaled, or when no packet follows at once (nothing more is
+ * posted, or a local operation is next), and every SROCE_ACKREQ_EVERY
+ * packets to keep the window moving. One ACK completes everything before
+ * it.
  *
  * Work runs where it is triggered: in the doorbell system call, in the
  * receive softirq for ACKs, or in the timer; a pass sends at most
@@ -230,7 +231,13 @@ static bool sroce_req_fetch(struct sroce_qp *qp)
 	prod = smp_load_acquire(&qp->sq.hdr->prod);
 	if (prod == req->fetched)
 		return false;
-	if (prod - req->head > qp->sq.num_entries) {
+	/*
+	 * prod may only lie in (fetched, head + entries]: behind fetched it
+	 * would have the next fetch overwrite a WQE still in use (the one
+	 * being sent, when sroce_req_more_to_send() looks ahead).
+	 */
+	if (prod - req->head > qp->sq.num_entries ||
+	    prod - req->head < req->fetched - req->head) {
 		sroce_qp_bad_ring(qp);
 		return false;
 	}
@@ -351,7 +358,9 @@ static bool sroce_req_more_to_send(struct sroce_qp *qp)
 
 	if (req->next + 1 == req->fetched && !sroce_req_fetch(qp))
 		return false;
-	return !sroce_op_is_local(sroce_swqe(qp, req->next + 1)->opcode);
+	/* A WQE that failed its checks sends nothing either. */
+	return sroce_sst(qp, req->next + 1)->status == IB_WC_SUCCESS &&
+	       !sroce_op_is_local(sroce_swqe(qp, req->next + 1)->opcode);
 }
 
 /*
