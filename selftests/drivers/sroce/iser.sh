@@ -14,7 +14,7 @@ if [ "$TYPE" = sroce ]; then
 	sr_require_sroce
 else
 	sr_require_root
-	modprobe "rdma_$TYPE" 2>/dev/null || sr_skip "rdma_$TYPE not available"
+	sr_require_rxe || sr_skip "rdma_rxe not available"
 fi
 for t in targetcli iscsiadm iscsid fio dbus-daemon; do
 	command -v "$t" >/dev/null || sr_skip "$t missing"

@@ -75,6 +75,15 @@ sr_require_root() {
 	[ "$(id -u)" = 0 ] || sr_skip "needs root"
 }
 
+# sr_require_rxe: rdma_rxe loaded, to compare with; unloaded again at exit
+# if this test loaded it (it owns UDP port 4791 while loaded, which later
+# tests of the stack's view of that port would see). False if it cannot.
+sr_require_rxe() {
+	[ -d /sys/module/rdma_rxe ] && return 0
+	modprobe rdma_rxe 2>/dev/null || return 1
+	sr_on_exit "modprobe -r rdma_rxe"
+}
+
 # Load the module; skip (not fail) when it is not installed.
 sr_require_sroce() {
 	sr_require_root

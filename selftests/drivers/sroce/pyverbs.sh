@@ -17,7 +17,7 @@ SRC=/usr/share/doc/rdma-core/tests
 [ -f "$SRC/run_tests.py" ] || sr_skip "rdma-core's tests are not installed"
 EXPECT=$SR_DIR/pyverbs.expect
 RUN=$SR_DIR/pyverbs_run.py
-modprobe rdma_rxe 2>/dev/null || sr_fail "rdma_rxe, to compare with, cannot load"
+sr_require_rxe || sr_fail "rdma_rxe, to compare with, cannot load"
 
 sr_dmesg_mark
 WORK=$(mktemp -d)

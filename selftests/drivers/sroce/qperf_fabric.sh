@@ -94,7 +94,7 @@ fi_pp() {
 		echo "$OUT" | grep -qE '^1m +50 +=50 '
 }
 
-modprobe rdma_rxe 2>/dev/null || sr_fail "rdma_rxe, to compare with, cannot load"
+sr_require_rxe || sr_fail "rdma_rxe, to compare with, cannot load"
 qperf --listen_port "$PORT" >"$LOG/qperf.srv" 2>&1 &
 sr_on_exit "kill $!"
 sr_wait_listen "$PORT" "" 30 || sr_fail "qperf server listens"
