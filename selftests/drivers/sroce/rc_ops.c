@@ -1900,6 +1900,43 @@ TEST_F_TIMEOUT(rc, rnr_retry_recovers, T_SECS)
 		     A_->buf, 1000);
 }
 
+/*
+ * WRITE with immediate meeting an empty receive queue is flow control
+ * too: an RNR NAK, then the retried WRITE succeeds. Once as one packet
+ * (WRITE_ONLY_IMM) and once as several (the RNR comes at WRITE_LAST_IMM).
+ */
+TEST_F_TIMEOUT(rc, rnr_write_with_imm_recovers, T_SECS)
+{
+	static const unsigned int lens[] = { 64, 5000 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		struct ibv_sge rs = sge(B_, DST + (1 << 20), 16);
+		struct ibv_sge ss = sge(A_, i, lens[i]);
+
+		ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_RDMA_WRITE_WITH_IMM,
+				     0x30 + i, &ss, 1, raddr(B_, DST + 4096 + 8192 * i),
+				     B_->mr->rkey, 0xabc0 + i));
+		usleep(50000);
+		ASSERT_EQ(0, post_recv(P_->qp[1], 0x40 + i, &rs, 1));
+		check_wc(_metadata, "WRITE_WITH_IMM after RNR, requester",
+			 P_->cq[0],
+			 WANT(.wr_id = 0x30 + i, .opcode = IBV_WC_RDMA_WRITE,
+			      .qp_num = QPN(P_, 0)));
+		check_wc(_metadata, "WRITE_WITH_IMM after RNR, responder",
+			 P_->cq[1],
+			 WANT(.wr_id = 0x40 + i,
+			      .opcode = IBV_WC_RECV_RDMA_WITH_IMM,
+			      .qp_num = QPN(P_, 1), .check_len = true,
+			      .byte_len = lens[i], .imm = true,
+			      .imm_data = 0xabc0 + i));
+		check_landed(_metadata, "WRITE_WITH_IMM after RNR",
+			     B_->buf + DST + 4096 + 8192 * i, A_->buf + i, lens[i]);
+	}
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(P_->qp[0]));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(P_->qp[1]));
+}
+
 TEST_F_TIMEOUT(rc, err_rnr_retry_exceeded, T_SECS)
 {
 	struct conn c = { .rnr_retry_zero = true };

@@ -345,14 +345,18 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		resp->write_rkey = be32_to_cpu(reth->rkey);
 		resp->write_left = rlen;
 		resp->write_len = rlen;
-		resp->in_write = true;
 	} else if (len > resp->write_left || (last && len != resp->write_left)) {
 		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
 		return;
 	}
-	/* With immediate data the message needs a receive WQE: check first. */
+	/*
+	 * With immediate data the message needs a receive WQE: check before
+	 * the message counts as started, so that the retry after an RNR NAK
+	 * starts it again.
+	 */
 	if (imm && !resp->in_send && !sroce_resp_fetch_rwqe(qp, pkt->psn))
 		return;
+	resp->in_write = true;
 	if (len) {
 		/* The region may have gone since the first packet. */
 		mr = sroce_mr_lookup(qp, resp->write_rkey,
