@@ -9,6 +9,14 @@
 # again; refused with the right NAK for persistence, a range outside the
 # region, a region or QP without the FLUSH right, and reserved fields.
 # Kernels before 6.2 know no FLUSH right: there every FLUSH is refused.
+#
+# Duplicates (IBA 9.9.1.1): behind the expected PSN, only a read or atomic
+# the responder executed is answered again (a read also in part, from a
+# later PSN); a forged one - another PSN, opcode, key or range - is
+# dropped and counted, and neither fails the QP nor redoes an atomic.
+# UC: a request the responder cannot execute (bad rkey, a SEND longer
+# than the receive) is dropped with its message and counted; the QP stays
+# in RTS and the receive WQE serves the next message.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
@@ -42,16 +50,18 @@ new_qp() {
 }
 
 # send QPN PSN OPCODE EXT_HEX PAYLOAD: one request, prints the answer
-# "OPCODE PSN SYNDROME PAYLOAD_LEN" (or "none").
+# "OPCODE PSN SYNDROME PAYLOAD_LEN" (or "none", after $WAIT seconds).
+WAIT=3
 send() {
 	local out
 	out=$(ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" \
 		--qpn "$1" --psn "$2" --opcode "$3" --ext "$4" --payload "$5" \
-		--ackreq 1 --reply 3)
+		--ackreq 1 --reply "$WAIT")
 	echo "${out#reply }"
 }
 
 reth() { printf '%016x%08x%08x' "$1" "$2" "$3"; }
+atmeth() { printf '%016x%08x%016x%016x' "$1" "$2" "$3" "$4"; } # VA RKEY ADD CMP
 feth() { printf '%08x' $(($1 | ($2 << 4))); }	# PLT SEL
 
 # expect DESC WANT QPN PSN OPCODE EXT PAYLOAD
@@ -120,6 +130,76 @@ else
 	expect "FLUSH refused: remote access NAK" "$ACK 0 $NAK_ACCESS 0" \
 		"$QPN" 0 $FLUSH "$(feth 1 0)$(reth "$VA" "$RKEY" 64)" 0
 fi
+
+# Duplicates: one QP through the whole sequence, so each check also
+# shows that the forgeries before it changed nothing.
+ATOMIC=8 READ=0x0c FADD=0x14 CSWAP=0x13 ATOMIC_ACK=0x12
+READ_RESP_FIRST=0x0d UC_SEND_ONLY=0x24 UC_WRITE_ONLY=0x2a
+new_qp $((RW | RR | ATOMIC)) $((LW | RW | RR | ATOMIC)) ||
+	sr_fail "a QP for the duplicate checks"
+got=$(send "$QPN" 0 $WRITE_ONLY "$(reth "$VA" "$RKEY" 64)" 64)
+sr_check "WRITE_ONLY at PSN 0 acknowledged" test "${got% *}" = "$ACK 0 0x1f"
+expect "READ at PSN 1 answered" "$READ_RESP_ONLY 1 0x1f 64" \
+	"$QPN" 1 $READ "$(reth "$VA" "$RKEY" 64)" 0
+expect "FETCH_ADD at PSN 2 answered" "$ATOMIC_ACK 2 0x1f 0" \
+	"$QPN" 2 $FADD "$(atmeth $((VA + 64)) "$RKEY" 5 0)" 0
+unmatched0=$(sr_counter "$DEV" rx_drop_unmatched_duplicate)
+WAIT=1
+expect "forged duplicate READ at a WRITE's PSN, bad rkey: dropped" none \
+	"$QPN" 0 $READ "$(reth "$VA" $((RKEY ^ 0x5a00)) 64)" 0
+expect "forged duplicate READ at the READ's PSN, other rkey: dropped" none \
+	"$QPN" 1 $READ "$(reth "$VA" $((RKEY ^ 0x5a00)) 64)" 0
+expect "forged duplicate READ at the READ's PSN, other range: dropped" none \
+	"$QPN" 1 $READ "$(reth $((VA + 32)) "$RKEY" 64)" 0
+expect "forged duplicate READ far behind (PSN wrapped): dropped" none \
+	"$QPN" $((0xffffff - 1000)) $READ "$(reth "$VA" 12345 64)" 0
+expect "forged duplicate FETCH_ADD at the READ's PSN: dropped" none \
+	"$QPN" 1 $FADD "$(atmeth $((VA + 64)) "$RKEY" 5 0)" 0
+expect "forged duplicate CMP_SWAP at the atomic's PSN: dropped" none \
+	"$QPN" 2 $CSWAP "$(atmeth $((VA + 64)) "$RKEY" 9 5)" 0
+WAIT=3
+unmatched1=$(sr_counter "$DEV" rx_drop_unmatched_duplicate)
+sr_check "six unmatched duplicates counted" \
+	test $((unmatched1 - unmatched0)) = 6
+sr_check "QP still in RTS after the forgeries" state_is "$IDX" $QPS_RTS
+expect "true duplicate READ answered again" "$READ_RESP_ONLY 1 0x1f 64" \
+	"$QPN" 1 $READ "$(reth "$VA" "$RKEY" 64)" 0
+expect "true duplicate FETCH_ADD answered again" "$ATOMIC_ACK 2 0x1f 0" \
+	"$QPN" 2 $FADD "$(atmeth $((VA + 64)) "$RKEY" 5 0)" 0
+sr_check "the FETCH_ADD was done once" \
+	test "$(tgt mem "$IDX" 64 8)" = "mem $IDX 0500000000000000"
+expect "READ of two packets at PSN 3" "$READ_RESP_FIRST 3 0x1f 1024" \
+	"$QPN" 3 $READ "$(reth "$VA" "$RKEY" 2048)" 0
+expect "its second half asked again from PSN 4" "$READ_RESP_ONLY 4 0x1f 1024" \
+	"$QPN" 4 $READ "$(reth $((VA + 1024)) "$RKEY" 1024)" 0
+got=$(send "$QPN" 5 $WRITE_ONLY "$(reth $((VA + 128)) "$RKEY" 64)" 64)
+sr_check "the next request (PSN 5) acknowledged" \
+	test "${got% *}" = "$ACK 5 0x1f"
+sr_check "QP in RTS at the end" state_is "$IDX" $QPS_RTS
+
+# UC: no answers to wait for.
+WAIT=0.2
+ans=$(tgt uc "$RW" $((LW | RW)) $PEER_QPN)
+read -r kind IDX QPN RKEY VA _ <<<"$ans"
+[ "$kind" = qp ] || sr_fail "a UC QP: $ans"
+ucerr0=$(sr_counter "$DEV" rx_drop_uc_error)
+send "$QPN" 0 $UC_WRITE_ONLY "$(reth "$VA" $((RKEY ^ 0x5a00)) 64)" 64 >/dev/null
+send "$QPN" 1 $UC_SEND_ONLY "" 600 >/dev/null	# receives hold 512 bytes
+send "$QPN" 2 $UC_WRITE_ONLY "$(reth $((VA + 1024)) "$RKEY" 64)" 64 >/dev/null
+send "$QPN" 3 $UC_SEND_ONLY "" 100 >/dev/null
+ucerr1=$(sr_counter "$DEV" rx_drop_uc_error)
+sr_check "UC: bad rkey and overlong SEND dropped and counted" \
+	test $((ucerr1 - ucerr0)) = 2
+sr_check "UC: QP still in RTS" state_is "$IDX" $QPS_RTS
+want=$(python3 -c 'print(bytes(range(64)).hex())')
+sr_check "UC: the WRITE after the drops landed" \
+	test "$(tgt mem "$IDX" 1024 64)" = "mem $IDX $want"
+want=$(python3 -c 'print(bytes(range(100)).hex())')
+sr_check "UC: the SEND after the drops landed in the first receive" \
+	test "$(tgt mem "$IDX" 0 100)" = "mem $IDX $want"
+got=$(tgt cqes "$IDX")
+sr_check "UC: one receive completion, 100 bytes ($got)" \
+	test "$got" = "cqes $IDX 1 0:128:100"
 
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done

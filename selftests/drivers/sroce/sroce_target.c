@@ -9,9 +9,12 @@
  * then one command per line on stdin, one answer line each on stdout:
  *
  *   qp QP_ACCESS MR_ACCESS DEST_QPN
- *        a QP in RTS (both PSNs 0) towards PEER_IP's DEST_QPN, its own
- *        zeroed 16 KiB region and 32 posted receives into it
+ *        an RC QP in RTS (both PSNs 0) towards PEER_IP's DEST_QPN, its own
+ *        zeroed 16 KiB region and 32 posted receives into it (512 bytes
+ *        each, in order)
  *        -> "qp IDX QPN RKEY VA LEN" or "err ERRNO"
+ *   uc QP_ACCESS MR_ACCESS DEST_QPN
+ *        the same with a UC QP
  *   state IDX         -> "state IDX IBV_QPS_*"
  *   mem IDX OFF LEN   -> "mem IDX HEX"
  *   cqes IDX          -> "cqes IDX N STATUS..." (drains the QP's CQ)
@@ -69,6 +72,25 @@ static int find_sgid(const char *local_ip)
 	return -1;
 }
 
+static int connect_uc(struct ibv_qp *qp, unsigned int dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dqpn,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .dgid = peer_gid,
+				      .sgid_index = sgid_index,
+				      .hop_limit = 64 } },
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+		return errno;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) ? errno : 0;
+}
+
 static int connect_qp(struct ibv_qp *qp, int qp_access, unsigned int dqpn)
 {
 	struct ibv_qp_attr a = {
@@ -85,14 +107,17 @@ static int connect_qp(struct ibv_qp *qp, int qp_access, unsigned int dqpn)
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		return errno;
+	if (qp->qp_type == IBV_QPT_UC)
+		return connect_uc(qp, dqpn);
 	path.dest_qpn = dqpn;
 	return sroce_rc_rtr_rts(qp, &path);
 }
 
-static int new_qp(int qp_access, int mr_access, unsigned int dqpn)
+static int new_qp(enum ibv_qp_type type, int qp_access, int mr_access,
+		  unsigned int dqpn)
 {
 	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RC,
+		.qp_type = type,
 		.cap = { .max_send_wr = 16, .max_recv_wr = RECVS,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
@@ -209,8 +234,9 @@ static void answer(char *line)
 
 	if (sscanf(line, "%15s %i %i %i", verb, &v[0], &v[1], &v[2]) < 1)
 		verb[0] = 0;
-	if (!strcmp(verb, "qp")) {
-		err = new_qp(v[0], v[1], v[2]);
+	if (!strcmp(verb, "qp") || !strcmp(verb, "uc")) {
+		err = new_qp(verb[0] == 'u' ? IBV_QPT_UC : IBV_QPT_RC,
+			     v[0], v[1], v[2]);
 		x = err ? NULL : &t[nqps - 1];
 		if (!x)
 			printf("err %d\n", err);

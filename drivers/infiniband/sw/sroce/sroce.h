@@ -126,6 +126,11 @@
  * @SROCE_CNT_NAK_SENT: error NAKs sent (access, request, operation)
  * @SROCE_CNT_CQ_OVERFLOW: completions lost to a full completion queue
  * @SROCE_CNT_BAD_WQE: work queue entries or indices refused from user space
+ * @SROCE_CNT_RX_DROP_DUP_UNMATCHED: dropped by a responder: a read, atomic,
+ *	ATOMIC WRITE or FLUSH behind the expected PSN that matches none it
+ *	executed (forged, or older than it remembers)
+ * @SROCE_CNT_RX_DROP_UC_ERROR: dropped by a UC responder with the rest of
+ *	its message: a request it could not execute (UC has no NAK)
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -155,6 +160,8 @@ enum sroce_counter {
 	SROCE_CNT_NAK_SENT,
 	SROCE_CNT_CQ_OVERFLOW,
 	SROCE_CNT_BAD_WQE,
+	SROCE_CNT_RX_DROP_DUP_UNMATCHED,
+	SROCE_CNT_RX_DROP_UC_ERROR,
 	SROCE_NUM_COUNTERS
 };
 
@@ -499,11 +506,21 @@ struct sroce_reply {
 	u64 orig;		/* atomic: the value before the operation */
 };
 
-/* A completed atomic, kept to answer a duplicate request the same way. */
-struct sroce_atomic_reply {
-	u32 psn;
+/*
+ * A read, atomic, ATOMIC WRITE or FLUSH the responder executed, kept so
+ * that a duplicate of it, and nothing else behind the expected PSN, is
+ * answered again (IBA 9.9.1.1: a duplicate that matches no request is
+ * dropped). An atomic is answered from here, not executed again.
+ */
+struct sroce_rd_record {
+	u32 psn;		/* its first PSN */
+	u32 npsn;		/* PSNs it took: for a read, one per response */
+	u8 op;			/* SROCE_OP_* of the request */
 	bool valid;
-	u64 orig;
+	u32 rkey;		/* read: what was asked for */
+	u64 va;
+	u32 len;
+	u64 orig;		/* atomic: the value before the operation */
 };
 
 #define SROCE_REPLY_SLOTS	(2 * SROCE_MAX_RD_ATOMIC)
@@ -530,8 +547,8 @@ struct sroce_atomic_reply {
  * @aeth_psn: its PSN
  * @last_wqe_event: IB_EVENT_QP_LAST_WQE_REACHED was raised (SRQ QPs)
  * @uc_reuse: UC: @rwqe is left from a message lost midway, for the next
- * @atomics: replies of recent atomics, for duplicates
- * @atomic_next: slot for the next atomic reply
+ * @rd_done: the last reads, atomics, ATOMIC WRITEs and FLUSHes executed
+ * @rd_next: slot of @rd_done for the next one
  */
 struct sroce_resp {
 	u32 epsn;
@@ -554,8 +571,8 @@ struct sroce_resp {
 	u32 aeth_psn;
 	bool last_wqe_event;
 	bool uc_reuse;
-	struct sroce_atomic_reply atomics[SROCE_MAX_RD_ATOMIC];
-	u32 atomic_next;
+	struct sroce_rd_record rd_done[SROCE_MAX_RD_ATOMIC];
+	u32 rd_next;
 };
 
 /* Who waits in sroce_tx_credit.paused. */

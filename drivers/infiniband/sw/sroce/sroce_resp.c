@@ -3,8 +3,10 @@
  * The RC responder (IBA 9.7.4, 9.7.5): executes requests in PSN order in
  * the receive softirq, straight from the packet into the target memory.
  * Requests ahead of the expected PSN earn one sequence NAK; duplicates are
- * answered again (reads re-executed, atomics replayed from a cache, sends
- * and writes re-acknowledged). ACKs are sent only when the requester asks.
+ * answered again (reads re-executed, atomics replayed from a record of
+ * what was executed, sends and writes re-acknowledged), and a duplicate
+ * read or atomic that matches nothing executed is dropped. ACKs are sent
+ * only when the requester asks. UC drops what it cannot execute.
  *
  * Replies with data (read responses, atomic ACKs) go out in PSN order from
  * a small queue; an ACK for a later request waits behind them. Long reads
@@ -116,6 +118,19 @@ static void sroce_resp_complete_recv(struct sroce_qp *qp, int status,
 }
 
 /*
+ * UC: give up the message in progress. A receive WQE it took serves the
+ * next message; the rest of this one is dropped as it comes.
+ */
+static void sroce_resp_uc_drop_msg(struct sroce_resp *resp)
+{
+	if (resp->in_send) {
+		resp->in_send = false;
+		resp->uc_reuse = true;
+	}
+	resp->in_write = false;
+}
+
+/*
  * A request the responder cannot execute: NAK it and fail the QP. The NAK
  * goes out at once; the QP is dead, so ordering no longer matters.
  */
@@ -124,6 +139,17 @@ static void sroce_resp_nak(struct sroce_qp *qp, u8 code, u32 psn,
 {
 	struct sroce_resp *resp = &qp->resp;
 
+	/*
+	 * UC has no NAK: the request is dropped with its message, and the
+	 * QP lives on (IBA 9.9.2, class D). Only a fault of the local
+	 * receive WQE fails it.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_UC && recv_status != IB_WC_LOC_PROT_ERR) {
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DROP_UC_ERROR);
+		sroce_resp_uc_drop_msg(resp);
+		resp->epsn = (psn + 1) & SROCE_PSN_MASK;
+		return;
+	}
 	if (qp->ibqp.qp_type != IB_QPT_UC) {
 		sroce_count(sroce_qp_dev(qp), SROCE_CNT_NAK_SENT);
 		sroce_resp_send_aeth(qp, SROCE_AETH_NAK | code, psn);
@@ -227,11 +253,7 @@ static bool sroce_resp_uc_in_order(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	if (pkt->psn != resp->epsn) {
 		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_OUT_OF_SEQ);
-		if (resp->in_send) {
-			resp->in_send = false;
-			resp->uc_reuse = true;
-		}
-		resp->in_write = false;
+		sroce_resp_uc_drop_msg(resp);
 		resp->epsn = pkt->psn;
 	}
 	if (!starts && !resp->in_send && !resp->in_write) {
@@ -512,6 +534,50 @@ static bool sroce_resp_queue(struct sroce_qp *qp, const struct sroce_reply *r)
 	return true;
 }
 
+/* Remember an executed read, atomic, ATOMIC WRITE or FLUSH. */
+static void sroce_resp_record(struct sroce_resp *resp,
+			      const struct sroce_rd_record *rec)
+{
+	struct sroce_rd_record *slot =
+		&resp->rd_done[resp->rd_next++ % SROCE_MAX_RD_ATOMIC];
+
+	*slot = *rec;
+	slot->valid = true;
+}
+
+/* The remembered request of opcode @op whose PSNs hold @psn, or NULL. */
+static const struct sroce_rd_record *
+sroce_resp_find_record(const struct sroce_resp *resp, u32 psn, u8 op)
+{
+	const struct sroce_rd_record *rec;
+	unsigned int i;
+
+	for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++) {
+		rec = &resp->rd_done[i];
+		if (rec->valid && rec->op == op &&
+		    ((psn - rec->psn) & SROCE_PSN_MASK) < rec->npsn)
+			return rec;
+	}
+	return NULL;
+}
+
+/*
+ * A read asked again may start past the first byte (the requester got
+ * part of the answer), never outside what was asked first, nor with
+ * another key.
+ */
+static bool sroce_resp_read_within(const struct sroce_rd_record *rec,
+				   const struct sroce_pkt *pkt)
+{
+	const struct sroce_reth *reth = (const void *)(pkt->hdr +
+						       SROCE_BTH_BYTES);
+	u64 va = be64_to_cpu(reth->va);
+	u32 len = be32_to_cpu(reth->len);
+
+	return be32_to_cpu(reth->rkey) == rec->rkey && va >= rec->va &&
+	       va - rec->va <= rec->len && len <= rec->len - (va - rec->va);
+}
+
 /* Check a read request; queue its responses. False if it was refused. */
 static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
@@ -545,12 +611,12 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	const struct sroce_atmeth *a = (const void *)(pkt->hdr +
 						      SROCE_BTH_BYTES);
 	struct sroce_resp *resp = &qp->resp;
-	struct sroce_atomic_reply *cache;
 	u64 va = be64_to_cpu(a->va);
 	struct sroce_reply r = {
 		.kind = SROCE_REPLY_ATOMIC,
 		.psn = pkt->psn,
 	};
+	struct sroce_rd_record rec = { .psn = pkt->psn, .npsn = 1, .op = op };
 	struct sroce_mr *mr;
 	u64 *target;
 
@@ -581,10 +647,8 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 					    (atomic64_t *)target);
 	kunmap_local(target);
 
-	cache = &resp->atomics[resp->atomic_next++ % SROCE_MAX_RD_ATOMIC];
-	cache->psn = pkt->psn;
-	cache->orig = r.orig;
-	cache->valid = true;
+	rec.orig = r.orig;
+	sroce_resp_record(resp, &rec);
 	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
 	resp->msn++;
 	sroce_resp_queue(qp, &r);
@@ -630,6 +694,8 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp,
 	target = sroce_mr_map_u64(mr, va);
 	WRITE_ONCE(*target, value);
 	kunmap_local(target);
+	sroce_resp_record(resp, &(struct sroce_rd_record){
+		.psn = pkt->psn, .npsn = 1, .op = SROCE_OP_ATOMIC_WRITE });
 	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
 	resp->msn++;
 	sroce_resp_queue(qp, &r);
@@ -682,6 +748,8 @@ static void sroce_resp_flush_op(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (sroce_resp_replies_full(resp))
 		return;	/* no room to answer: let the requester retry */
 	wmb();
+	sroce_resp_record(resp, &(struct sroce_rd_record){
+		.psn = pkt->psn, .npsn = 1, .op = SROCE_OP_FLUSH });
 	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
 	resp->msn++;
 	sroce_resp_queue(qp, &r);
@@ -706,41 +774,49 @@ static void sroce_resp_drop_replies_from(struct sroce_resp *resp, u32 psn)
 	}
 }
 
-/* A request before the expected PSN: answer it again, change nothing. */
+/*
+ * A request before the expected PSN: answer it again, change nothing. A
+ * read, atomic, ATOMIC WRITE or FLUSH is answered only if it is one the
+ * responder executed; anything else behind the PSN (a forgery, or a
+ * request older than it remembers) is dropped, so that one packet cannot
+ * fail the QP or cut the answers it still owes.
+ */
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 				 u8 op)
 {
 	struct sroce_resp *resp = &qp->resp;
+	const struct sroce_rd_record *rec;
 	struct sroce_reply r = {
-		.kind = SROCE_REPLY_ATOMIC,
+		.kind = SROCE_REPLY_READ,
 		.psn = pkt->psn,
+		.first = true,
 	};
-	unsigned int i;
 
-	sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DUPLICATE);
 	switch (op) {
 	case SROCE_OP_READ_REQUEST:
-		sroce_resp_drop_replies_from(resp, pkt->psn);
-		sroce_resp_read(qp, pkt);
-		break;
 	case SROCE_OP_ATOMIC_WRITE:
 	case SROCE_OP_FLUSH:
-		sroce_resp_drop_replies_from(resp, pkt->psn);
-		/* Done once; the answer carries nothing to replay. */
-		r.kind = SROCE_REPLY_READ;
-		r.first = true;
-		sroce_resp_queue(qp, &r);
-		break;
 	case SROCE_OP_COMPARE_SWAP:
 	case SROCE_OP_FETCH_ADD:
+		rec = sroce_resp_find_record(resp, pkt->psn, op);
+		if (!rec || (op == SROCE_OP_READ_REQUEST &&
+			     !sroce_resp_read_within(rec, pkt))) {
+			sroce_count(sroce_qp_dev(qp),
+				    SROCE_CNT_RX_DROP_DUP_UNMATCHED);
+			return;
+		}
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DUPLICATE);
 		sroce_resp_drop_replies_from(resp, pkt->psn);
-		for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++) {
-			if (resp->atomics[i].valid &&
-			    resp->atomics[i].psn == pkt->psn) {
-				r.orig = resp->atomics[i].orig;
-				sroce_resp_queue(qp, &r);
-				break;
-			}
+		if (op == SROCE_OP_READ_REQUEST) {
+			sroce_resp_read(qp, pkt);
+		} else if (op == SROCE_OP_COMPARE_SWAP ||
+			   op == SROCE_OP_FETCH_ADD) {
+			r.kind = SROCE_REPLY_ATOMIC;
+			r.orig = rec->orig;
+			sroce_resp_queue(qp, &r);
+		} else {
+			/* Done once; the answer carries nothing to replay. */
+			sroce_resp_queue(qp, &r);
 		}
 		break;
 	default:
@@ -749,6 +825,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		 * and the requester waits for one. ACK whatever the AckReq
 		 * bit says (C9-105, as rxe does).
 		 */
+		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DUPLICATE);
 		sroce_resp_ack(qp, (resp->epsn - 1) & SROCE_PSN_MASK);
 		break;
 	}
@@ -832,11 +909,18 @@ execute:
 		if (sroce_resp_mid_message(qp, pkt))
 			break;
 		if (sroce_resp_read(qp, pkt)) {
-			u32 len = be32_to_cpu(((const struct sroce_reth *)
-					       (pkt->hdr + SROCE_BTH_BYTES))->len);
+			const struct sroce_reth *reth =
+				(const void *)(pkt->hdr + SROCE_BTH_BYTES);
+			struct sroce_rd_record rec = {
+				.psn = pkt->psn, .op = op,
+				.rkey = be32_to_cpu(reth->rkey),
+				.va = be64_to_cpu(reth->va),
+				.len = be32_to_cpu(reth->len),
+			};
 
-			resp->epsn = (resp->epsn + sroce_msg_npsn(qp, len)) &
-				     SROCE_PSN_MASK;
+			rec.npsn = sroce_msg_npsn(qp, rec.len);
+			sroce_resp_record(resp, &rec);
+			resp->epsn = (resp->epsn + rec.npsn) & SROCE_PSN_MASK;
 			resp->msn++;
 		}
 		break;
@@ -885,7 +969,7 @@ void sroce_resp_init(struct sroce_qp *qp)
 	resp->aeth_valid = false;
 	resp->last_wqe_event = false;
 	resp->uc_reuse = false;
-	memset(resp->atomics, 0, sizeof(resp->atomics));
+	memset(resp->rd_done, 0, sizeof(resp->rd_done));
 }
 
 /**

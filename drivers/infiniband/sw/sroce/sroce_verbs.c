@@ -218,6 +218,8 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_NAK_SENT].name = "nak_sent",
 	[SROCE_CNT_CQ_OVERFLOW].name = "cq_overflow",
 	[SROCE_CNT_BAD_WQE].name = "bad_wqe",
+	[SROCE_CNT_RX_DROP_DUP_UNMATCHED].name = "rx_drop_unmatched_duplicate",
+	[SROCE_CNT_RX_DROP_UC_ERROR].name = "rx_drop_uc_error",
 	[SROCE_CNT_PORT_EVENTS].name = "port_events",
 };
 
