@@ -10,6 +10,7 @@
  * pages, filled with a pattern, that every test checks at its end. All
  * traffic is loopback between two RC QPs of one device.
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include "sroce_test.h"
@@ -27,6 +28,8 @@ FIXTURE(hostile) {
 	struct ibv_qp *qp[2];
 	unsigned char *area;	/* guard, region (2 pages), guard */
 	struct ibv_mr *mr;
+	struct ibv_srq *srq;	/* the second QP's, when a test sets it */
+	unsigned char timeout;	/* local ACK timeout, when a test sets it */
 	int gidx;
 	uint64_t seed;
 };
@@ -78,7 +81,8 @@ static int new_pair(struct _test_data_hostile *self)
 	};
 	struct sroce_rc_path path = {
 		.sgid_index = self->gidx, .mtu = IBV_MTU_1024, .rd_atomic = 4,
-		.timeout = 8, .retry = 1, .hop_limit = 1,
+		.timeout = self->timeout ? self->timeout : 8, .retry = 1,
+		.hop_limit = 1,
 	};
 	int i, err;
 
@@ -87,6 +91,7 @@ static int new_pair(struct _test_data_hostile *self)
 			ibv_destroy_qp(self->qp[i]);
 		ia.send_cq = self->cq[i];
 		ia.recv_cq = self->cq[i];
+		ia.srq = i ? self->srq : NULL;
 		self->qp[i] = ibv_create_qp(self->pd, &ia);
 		if (!self->qp[i])
 			return pair_failed("ibv_create_qp", errno);
@@ -213,6 +218,8 @@ FIXTURE_TEARDOWN(hostile)
 	for (i = 0; i < 2; i++)
 		if (self->qp[i])
 			ibv_destroy_qp(self->qp[i]);
+	if (self->srq)
+		ibv_destroy_srq(self->srq);
 	for (i = 0; i < 2; i++)
 		if (self->cq[i])
 			ibv_destroy_cq(self->cq[i]);
@@ -489,6 +496,138 @@ TEST_F(hostile, garbage_in_the_receive_ring)
 	}
 	TH_LOG("%d of %d rounds ended with the QP in error", errors, ROUNDS);
 	EXPECT_LT(0, errors);
+	EXPECT_TRUE(pair_works(self));
+}
+
+/* Asynchronous events of @type waiting on the device; the rest dropped. */
+static int async_events(struct _test_data_hostile *self,
+			enum ibv_event_type type)
+{
+	struct ibv_async_event ev;
+	int n = 0, fl = fcntl(self->d.ctx->async_fd, F_GETFL);
+
+	fcntl(self->d.ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+	while (!ibv_get_async_event(self->d.ctx, &ev)) {
+		n += ev.event_type == type;
+		ibv_ack_async_event(&ev);
+	}
+	fcntl(self->d.ctx->async_fd, F_SETFL, fl);
+	return n;
+}
+
+static bool wait_state(struct ibv_qp *qp, int state)
+{
+	int i;
+
+	for (i = 0; i < 200 && qp_state(qp) != state; i++)
+		usleep(10000);
+	return qp_state(qp) == state;
+}
+
+/*
+ * The send producer index moved back behind WQEs the kernel has already
+ * taken (into [head, fetched)): the kernel must refuse it, not take that
+ * many WQEs again around the ring. Both SENDs are sent and unanswered (the
+ * peer is in error, the timer seconds away), so the doorbell makes the
+ * kernel fetch at once.
+ */
+TEST_F(hostile, send_producer_moved_back)
+{
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_sge ss = { (uintptr_t)region(self), 64, self->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &ss, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	long long bad_wqe = sroce_counter(self->d.ibdev, "bad_wqe");
+	struct sroce_qp *q;
+	int i;
+
+	self->timeout = 20;	/* 4 s */
+	ASSERT_EQ(0, new_pair(self));
+	self->timeout = 0;
+	q = prov_qp(self->qp[0]);
+	async_events(self, 0);
+	ASSERT_EQ(0, ibv_modify_qp(self->qp[1], &err, IBV_QP_STATE));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
+	usleep(200000);
+	ASSERT_EQ(IBV_QPS_RTS, qp_state(self->qp[0]));
+	__atomic_store_n(&q->sq.hdr->prod, q->sq.hdr->prod - 1,
+			 __ATOMIC_RELEASE);
+	sq_doorbell(self->qp[0]);
+	EXPECT_TRUE(wait_state(self->qp[0], IBV_QPS_ERR));
+	EXPECT_EQ(1, async_events(self, IBV_EVENT_QP_FATAL));
+	EXPECT_LT(bad_wqe, sroce_counter(self->d.ibdev, "bad_wqe"));
+	EXPECT_TRUE(pair_works(self));
+}
+
+/*
+ * An SRQ producer index that makes no sense breaks the SRQ: one
+ * IB_EVENT_SRQ_ERR, and every QP that takes from it fails as on a bad
+ * receive queue of its own (no endless RNR NAKs).
+ */
+TEST_F(hostile, srq_producer_nonsense)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16,
+						  .max_sge = 1 } };
+	struct ibv_sge ss = { (uintptr_t)region(self), 64, self->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &ss, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	struct sroce_srq *s;
+	int round;
+
+	self->srq = ibv_create_srq(self->pd, &sa);
+	ASSERT_NE(NULL, self->srq);
+	s = to_ssrq(self->srq);
+	async_events(self, 0);
+	__atomic_store_n(&s->ring.hdr->prod, s->ring.hdr->prod + s->ring.mask +
+			 8, __ATOMIC_RELEASE);
+	for (round = 0; round < 2; round++) {
+		ASSERT_EQ(0, new_pair(self));
+		ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
+		EXPECT_TRUE(wait_state(self->qp[1], IBV_QPS_ERR))
+			TH_LOG("QP %d of the SRQ", round);
+	}
+	EXPECT_EQ(1, async_events(self, IBV_EVENT_SRQ_ERR));
+	ibv_destroy_qp(self->qp[0]);
+	ibv_destroy_qp(self->qp[1]);
+	self->qp[0] = self->qp[1] = NULL;
+	ibv_destroy_srq(self->srq);
+	self->srq = NULL;
+	EXPECT_TRUE(pair_works(self));
+}
+
+/*
+ * A CQ consumer index that makes no sense reads as a full CQ: completions
+ * are lost and counted, and IB_EVENT_CQ_ERR comes once, not once per
+ * completion (a user who never reads events would otherwise have the
+ * kernel queue them without bound).
+ */
+TEST_F(hostile, cq_consumer_nonsense)
+{
+	struct sroce_cq *c = container_of(self->cq[0], struct sroce_cq,
+					  vcq.cq);
+	struct ibv_sge ss = { (uintptr_t)region(self), 64, self->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &ss, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { (uintptr_t)region(self) + PAGE,
+					       self->mr->rkey } }, *bad;
+	long long lost = sroce_counter(self->d.ibdev, "cq_overflow");
+	uint32_t cons = c->ring.hdr->cons;
+	int i;
+
+	async_events(self, 0);
+	__atomic_store_n(&c->ring.hdr->cons, c->ring.hdr->prod + 1000,
+			 __ATOMIC_RELEASE);
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
+	for (i = 0; i < 100 &&
+	     sroce_counter(self->d.ibdev, "cq_overflow") < lost + 8; i++)
+		usleep(10000);
+	EXPECT_EQ(lost + 8, sroce_counter(self->d.ibdev, "cq_overflow"));
+	EXPECT_EQ(1, async_events(self, IBV_EVENT_CQ_ERR));
+	__atomic_store_n(&c->ring.hdr->cons, cons, __ATOMIC_RELEASE);
 	EXPECT_TRUE(pair_works(self));
 }
 

@@ -360,6 +360,10 @@ static inline void *sroce_ring_entry(const struct sroce_ring *ring, u32 idx)
  * @ring: the CQE ring
  * @prod: the kernel's own producer index; the shared copy is output only
  * @notify: armed event type (IB_CQ_SOLICITED or IB_CQ_NEXT_COMP), or 0
+ * @overrun: a completion was lost (CQ overrun, or a consumer index from
+ *	user space that makes no sense) and IB_EVENT_CQ_ERR was raised; it
+ *	is raised once, so a consumer that never reads its events cannot
+ *	make the kernel queue one per lost completion
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
@@ -367,6 +371,7 @@ struct sroce_cq {
 	struct sroce_ring ring;
 	u32 prod;
 	u8 notify;
+	bool overrun;
 };
 
 /**
@@ -378,6 +383,8 @@ struct sroce_cq {
  * @cons: the kernel's own consumer index
  * @limit: armed limit, 0 when not armed
  * @max_sge: SGEs a WQE may carry
+ * @broken: its producer index made no sense once; nothing more is taken
+ *	from it, and every QP that tries fails (IB_EVENT_SRQ_ERR was raised)
  */
 struct sroce_srq {
 	struct ib_srq ibsrq;
@@ -387,6 +394,7 @@ struct sroce_srq {
 	u32 cons;
 	u32 limit;
 	u32 max_sge;
+	bool broken;
 };
 
 /**

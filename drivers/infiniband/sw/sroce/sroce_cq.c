@@ -184,8 +184,8 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
  * @cqe: the completion
  * @solicited: the completion is for a solicited message
  *
- * A full queue loses the completion: that is a CQ overrun, reported to the
- * owner as an IB_EVENT_CQ_ERR and counted.
+ * A full queue loses the completion: that is a CQ overrun, counted, and
+ * reported to the owner as an IB_EVENT_CQ_ERR the first time only.
  * Context: any; the data path calls it with its QP locks held.
  */
 void sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
@@ -200,9 +200,12 @@ void sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 	/* An impossible consumer index from user space reads as full. */
 	used = cq->prod - READ_ONCE(cq->ring.hdr->cons);
 	if (used >= cq->ring.num_entries) {
+		bool first = !cq->overrun;
+
+		cq->overrun = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
 		sroce_count(sdev, SROCE_CNT_CQ_OVERFLOW);
-		if (cq->ibcq.event_handler) {
+		if (first && cq->ibcq.event_handler) {
 			struct ib_event ev = {
 				.device = cq->ibcq.device,
 				.element.cq = &cq->ibcq,

@@ -637,13 +637,20 @@ static void sroce_req_progress_bh(struct sroce_qp *qp)
  * @qp: the queue pair
  *
  * Runs in passes of SROCE_TX_BUDGET packets with softirqs allowed in
- * between, so looped-back packets are consumed as they are produced.
+ * between, so looped-back packets are consumed as they are produced. A
+ * user who keeps posting keeps a doorbell call busy only until a signal
+ * comes; req_work goes on from there.
  */
 void sroce_req_kick(struct sroce_qp *qp)
 {
 	bool more;
 
 	do {
+		if (signal_pending(current)) {
+			if (!qp->dead)
+				queue_work(sroce_data_wq, &qp->req_work);
+			return;
+		}
 		spin_lock_bh(&qp->req_lock);
 		more = sroce_req_progress(qp, SROCE_TX_BUDGET);
 		spin_unlock(&qp->req_lock);

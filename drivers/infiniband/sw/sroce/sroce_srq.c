@@ -114,12 +114,27 @@ int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	return 0;
 }
 
+static void sroce_srq_event(struct sroce_srq *srq, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = type,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
 /**
  * sroce_srq_take() - copy the next WQE of a QP's SRQ into resp->rwqe.
  * @qp: the queue pair whose responder needs a receive WQE
  *
+ * A producer index from user space that makes no sense breaks the SRQ for
+ * good (IB_EVENT_SRQ_ERR, once), and each QP that takes from it fails as
+ * it would on its own receive queue (sroce_qp_bad_ring()).
  * Context: softirq, resp_lock held.
- * Return: false when the SRQ is empty (or its indices make no sense).
+ * Return: false when the SRQ is empty or broken (the QP has failed then).
  */
 bool sroce_srq_take(struct sroce_qp *qp)
 {
@@ -132,10 +147,18 @@ bool sroce_srq_take(struct sroce_qp *qp)
 	spin_lock(&srq->lock);
 	/* Acquire: the entries before prod are written. */
 	prod = smp_load_acquire(&srq->ring.hdr->prod);
-	if (prod == srq->cons || prod - srq->cons > srq->ring.num_entries) {
-		if (prod != srq->cons)
-			sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_BAD_WQE);
+	if (prod == srq->cons && !srq->broken) {
 		spin_unlock(&srq->lock);
+		return false;
+	}
+	if (srq->broken || prod - srq->cons > srq->ring.num_entries) {
+		bool first = !srq->broken;
+
+		srq->broken = true;
+		spin_unlock(&srq->lock);
+		if (first)
+			sroce_srq_event(srq, IB_EVENT_SRQ_ERR);
+		sroce_qp_bad_ring(qp);
 		return false;
 	}
 	src = sroce_ring_entry(&srq->ring, srq->cons);
@@ -154,15 +177,8 @@ bool sroce_srq_take(struct sroce_qp *qp)
 	}
 	spin_unlock(&srq->lock);
 
-	if (limit_reached && srq->ibsrq.event_handler) {
-		struct ib_event ev = {
-			.device = srq->ibsrq.device,
-			.element.srq = &srq->ibsrq,
-			.event = IB_EVENT_SRQ_LIMIT_REACHED,
-		};
-
-		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
-	}
+	if (limit_reached)
+		sroce_srq_event(srq, IB_EVENT_SRQ_LIMIT_REACHED);
 	return true;
 }
 
