@@ -591,7 +591,8 @@ TEST_F(hostile, srq_producer_nonsense)
 	EXPECT_EQ(1, async_events(self, IBV_EVENT_SRQ_ERR));
 	ibv_destroy_qp(self->qp[0]);
 	ibv_destroy_qp(self->qp[1]);
-	self->qp[0] = self->qp[1] = NULL;
+	self->qp[0] = NULL;
+	self->qp[1] = NULL;
 	ibv_destroy_srq(self->srq);
 	self->srq = NULL;
 	EXPECT_TRUE(pair_works(self));
