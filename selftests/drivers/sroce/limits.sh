@@ -3,7 +3,8 @@
 # Limits. With the module loaded with small object limits (max_qp,
 # max_cq, max_mr), query_device reports them and the device refuses the
 # object beyond each with ENOMEM, counting the kernel's own (the MAD
-# layer's QP1 and CQ); freeing one makes room for one. Without
+# layer's QP1 and CQ); freeing one makes room for one. Memory keys do
+# not come back within 13000 registrations and are not a counter. Without
 # CAP_IPC_LOCK, RLIMIT_MEMLOCK bounds the pages regions pin, and
 # deregistering gives the allowance back. Then a stress run: stress
 # (thousands of QPs in loopback pairs, mixed operations, every byte
@@ -52,6 +53,17 @@ limit() {
 limit qp 40 0
 limit cq 20 1
 limit mr 50 0
+
+# Keys: with max_mr 50, a table index that cycled over 50 slots and a
+# key byte counting up would hand a key out again within 50 * 256
+# registrations, each the last one's plus one.
+out=$("$LIM" "$DEV" keys 13000)
+sr_log "13000 registrations one after another: $out"
+read -r _ _ _ repeated _ stepped <<<"$out"
+sr_check "no memory key handed out twice in 13000 registrations" \
+	test "${repeated:-x}" = 0
+sr_check "key bytes do not count up (fewer than 1 in 20 steps of one)" \
+	test "${stepped:-13000}" -lt 650
 
 # RLIMIT_MEMLOCK: 256 KiB, without CAP_IPC_LOCK; regions of 96 KiB.
 out=$(ulimit -l 256 && setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock \

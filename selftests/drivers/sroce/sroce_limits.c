@@ -10,8 +10,13 @@
  *                               register regions of KIB KiB until one is
  *                               refused; print "made N errno E", then free
  *                               one and print whether a retry worked
+ *   sroce_limits DEV keys N     register and deregister a region N times;
+ *                               print "keys N repeated R stepped S": keys
+ *                               handed out more than once, and next keys
+ *                               whose low byte is the last one's plus one
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +67,43 @@ static int destroy(const char *kind, void *obj)
 	return ibv_dereg_mr(obj);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keys of N registrations one after another: none may come back. */
+static int keys(struct ibv_pd *pd, int n)
+{
+	static char page[4096];
+	uint32_t *key = calloc(n, sizeof(*key));
+	int i, repeated = 0, stepped = 0;
+	struct ibv_mr *mr;
+
+	if (!key)
+		return 1;
+	for (i = 0; i < n; i++) {
+		mr = ibv_reg_mr(pd, page, sizeof(page), IBV_ACCESS_LOCAL_WRITE);
+		if (!mr) {
+			fprintf(stderr, "registration %d: %s\n", i,
+				strerror(errno));
+			return 1;
+		}
+		key[i] = mr->rkey;
+		stepped += i && (uint8_t)(key[i - 1] + 1) == (uint8_t)key[i];
+		if (ibv_dereg_mr(mr))
+			return 1;
+	}
+	qsort(key, n, sizeof(*key), cmp_u32);
+	for (i = 1; i < n; i++)
+		repeated += key[i] == key[i - 1];
+	printf("keys %d repeated %d stepped %d\n", n, repeated, stepped);
+	free(key);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr attr;
@@ -75,7 +117,7 @@ int main(int argc, char **argv)
 	void *again;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s DEV attrs|qp|cq|mr|memlock KIB\n",
+		fprintf(stderr, "usage: %s DEV attrs|qp|cq|mr|memlock KIB|keys N\n",
 			argv[0]);
 		return 64;
 	}
@@ -94,6 +136,8 @@ int main(int argc, char **argv)
 	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	if (!pd || !cq)
 		return 1;
+	if (!strcmp(kind, "keys"))
+		return argc < 4 ? 64 : keys(pd, atoi(argv[3]));
 	if (!strcmp(kind, "memlock")) {
 		if (argc < 4)
 			return 64;

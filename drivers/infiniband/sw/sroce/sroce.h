@@ -250,9 +250,9 @@ struct sroce_mw {
  * @active_speed: IB speed for the netdev's link speed; written under RTNL
  * @active_width: IB width to go with @active_speed
  * @pd_ida: allocator of protection domain numbers, bounds the PD count
- * @mr_xa: memory regions by key index (key >> 8), bounds the MR count
- * @mr_gen: generation for the low byte of new memory keys
+ * @mr_xa: memory regions and windows by key index (key >> 8)
  * @mr_next: next MR table slot to try, so slots are not reused at once
+ * @num_mr: entries in @mr_xa, bounded by @max_mr
  * @num_cq: completion queues in existence, bounded by @max_cq
  * @num_srq: shared receive queues in existence, bounded by SROCE_MAX_SRQ
  * @ah_xa: address vectors by AH number; IRQ-safe lock (see sroce_ah.c)
@@ -290,8 +290,8 @@ struct sroce_dev {
 	u8 active_width;
 	struct ida pd_ida;
 	struct xarray mr_xa;
-	atomic_t mr_gen;
 	u32 mr_next;
+	atomic_t num_mr;
 	atomic_t num_cq;
 	atomic_t num_srq;
 	struct xarray ah_xa;
@@ -754,6 +754,7 @@ int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access);
 int sroce_mr_invalidate(struct sroce_qp *qp, u32 key);
 void sroce_mr_init_local_dma(struct sroce_dev *sdev);
 int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr);
+void sroce_mr_remove(struct sroce_dev *sdev, struct sroce_mr *mr);
 struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, u64 va,
 				 u64 len, int access);
 struct sroce_mr *sroce_mr_lookup_region(struct sroce_qp *qp, u32 key,

@@ -13,14 +13,16 @@
  * IB_PD_UNSAFE_GLOBAL_RKEY. Either way only addresses in the kernel's
  * direct map are accepted: what a DMA device could reach, no more.
  *
- * Keys: the low byte is a generation that changes with every registration,
- * the upper 24 bits index the device's MR table (never 0, so no key equals
- * the reserved local DMA lkey 0). Slots are handed out cyclically, so a
- * key kept after deregistration matches a later region only after the
- * whole table and the generation byte have both wrapped.
+ * Keys: the upper 24 bits index the device's MR table (never 0, so no key
+ * equals the reserved local DMA lkey 0), the low byte is random. Indices
+ * are handed out cyclically over the whole 24-bit space, not only over
+ * max_mr, so a key kept after deregistration can name a later region only
+ * after 2^24 - 1 more registrations, and then by a 1 in 256 chance; and a
+ * peer cannot guess a key from one it saw.
  */
 #include <linux/highmem.h>
 #include <linux/overflow.h>
+#include <linux/random.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_umem.h>
 
@@ -46,6 +48,8 @@ static int sroce_mr_check_access(int access)
 	return 0;
 }
 
+#define SROCE_MR_INDEX_MAX	(BIT(24) - 1)
+
 /**
  * sroce_mr_insert() - give a region or a memory window its slot in the MR
  *	table and the key that names it (see the file comment).
@@ -53,22 +57,38 @@ static int sroce_mr_check_access(int access)
  * @mr: the region or window record
  *
  * Sets @mr->key and, for a region, the ib_mr's lkey and rkey alike.
- * Return: 0, -ENOMEM when the table is full, or another negative errno.
+ * Return: 0, -ENOMEM when the device has max_mr entries, or another
+ * negative errno.
  */
 int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
 	u32 idx;
 	int err;
 
+	if (atomic_inc_return(&sdev->num_mr) > sdev->max_mr) {
+		err = -ENOMEM;
+		goto err_count;
+	}
 	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, mr,
-			      XA_LIMIT(1, sdev->max_mr), &sdev->mr_next,
+			      XA_LIMIT(1, SROCE_MR_INDEX_MAX), &sdev->mr_next,
 			      GFP_KERNEL);
 	if (err < 0)
-		return err == -EBUSY ? -ENOMEM : err;
-	mr->key = idx << 8 | (atomic_inc_return(&sdev->mr_gen) & 0xff);
+		goto err_count;
+	mr->key = idx << 8 | get_random_u8();
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
 	return 0;
+
+err_count:
+	atomic_dec(&sdev->num_mr);
+	return err == -EBUSY ? -ENOMEM : err;
+}
+
+/* Take a region or window out of the MR table: its key names nothing. */
+void sroce_mr_remove(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	xa_erase(&sdev->mr_xa, mr->key >> 8);
+	atomic_dec(&sdev->num_mr);
 }
 
 /* Fill the page array from the pinned scatterlist, first page first. */
@@ -154,7 +174,7 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* IBA 10.6.7.2.1: not while memory windows are bound to it. */
 	if (!sroce_mr_unbindable(sdev, mr))
 		return -EBUSY;
-	xa_erase(&sdev->mr_xa, ibmr->lkey >> 8);
+	sroce_mr_remove(sdev, mr);
 	synchronize_rcu_expedited();
 	kvfree(mr->map);
 	kvfree(mr->pages);

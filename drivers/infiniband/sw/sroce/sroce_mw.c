@@ -65,7 +65,7 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 	 * Not under mw_lock: binds take that in softirq context, and the
 	 * table's lock is also taken with softirqs enabled (lockdep).
 	 */
-	xa_erase(&sdev->mr_xa, win->key >> 8);
+	sroce_mr_remove(sdev, win);
 	/* Responders found the window under RCU. */
 	synchronize_rcu_expedited();
 	kfree(win);
