@@ -75,7 +75,7 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* Keys of N registrations one after another: none may come back. */
-static int keys(struct ibv_pd *pd, int n)
+static int key_reuse(struct ibv_pd *pd, int n)
 {
 	static char page[4096];
 	uint32_t *key = calloc(n, sizeof(*key));
@@ -137,7 +137,7 @@ int main(int argc, char **argv)
 	if (!pd || !cq)
 		return 1;
 	if (!strcmp(kind, "keys"))
-		return argc < 4 ? 64 : keys(pd, atoi(argv[3]));
+		return argc < 4 ? 64 : key_reuse(pd, atoi(argv[3]));
 	if (!strcmp(kind, "memlock")) {
 		if (argc < 4)
 			return 64;
