@@ -367,3 +367,58 @@ sr_sroce_ns_pair() {
 	sr_link_add_ns "$NS" "$DB" "$B" ||
 		sr_fail "rdma link add $DB on $B in $NS"
 }
+
+# sr_nvmeof_require: skip unless nvme-cli, nvmet-rdma, nvme-rdma, the nvmet
+# configfs and a RAM disk (/dev/ram0) are there.
+sr_nvmeof_require() {
+	command -v nvme >/dev/null || sr_skip "nvme-cli missing"
+	modprobe -a nvmet nvmet-rdma nvme-rdma 2>/dev/null ||
+		sr_skip "nvmet-rdma or nvme-rdma not available"
+	[ -d /sys/kernel/config/nvmet ] || sr_skip "nvmet configfs not mounted"
+	[ -e /dev/ram0 ] || modprobe brd rd_nr=1 rd_size=131072 2>/dev/null
+	[ -b /dev/ram0 ] || sr_skip "no RAM disk (brd)"
+}
+
+# sr_nvmet_export ADDR SVC NQN PORTID: an nvmet subsystem NQN exporting
+# /dev/ram0 as namespace 1 on an RDMA port at ADDR:SVC, any host allowed;
+# undone at exit (after a disconnect of NQN). Fails if configfs refuses.
+sr_nvmet_export() {
+	local addr=$1 svc=$2 nqn=$3 port=/sys/kernel/config/nvmet/ports/$4
+	local sub=/sys/kernel/config/nvmet/subsystems/$3
+	mkdir "$sub" || return 1
+	sr_on_exit "rmdir $sub"
+	echo 1 >"$sub/attr_allow_any_host"
+	mkdir "$sub/namespaces/1"
+	sr_on_exit "rmdir $sub/namespaces/1"
+	echo -n /dev/ram0 >"$sub/namespaces/1/device_path"
+	echo 1 >"$sub/namespaces/1/enable"
+	sr_on_exit "echo 0 >$sub/namespaces/1/enable"
+	mkdir "$port" || return 1
+	sr_on_exit "rmdir $port"
+	echo rdma >"$port/addr_trtype"
+	echo ipv4 >"$port/addr_adrfam"
+	echo "$addr" >"$port/addr_traddr"
+	echo "$svc" >"$port/addr_trsvcid"
+	ln -s "$sub" "$port/subsystems/$nqn"
+	sr_on_exit "rm -f $port/subsystems/$nqn"
+	sr_on_exit "nvme disconnect -n $nqn >/dev/null 2>&1"
+}
+
+# sr_nvme_connect ADDR SVC NQN [OPTION...]: nvme connect over RDMA with
+# OPTIONs; the namespace's block device in $BDEV.
+sr_nvme_connect() {
+	local addr=$1 svc=$2 nqn=$3 i c
+	shift 3
+	BDEV=
+	nvme connect -t rdma -a "$addr" -s "$svc" -n "$nqn" "$@" >/dev/null ||
+		return 1
+	for ((i = 0; i < 100; i++)); do
+		for c in /sys/class/nvme/nvme*; do
+			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$nqn" ] || continue
+			BDEV=$(find /dev -maxdepth 1 -name "$(basename "$c")n*" | head -1)
+			[ -b "$BDEV" ] && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}

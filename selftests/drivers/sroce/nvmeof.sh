@@ -12,22 +12,8 @@
 # SR_NVMEOF_LINK=rxe runs it over rdma_rxe instead, for comparison.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
-# connect: the host's block device for the namespace, in $BDEV.
 # shellcheck disable=SC2317 # called through sr_check
-connect() {
-	local i c
-	BDEV=
-	nvme connect -t rdma -a "$ADDR" -s "$SVC" -n "$NQN" >/dev/null || return 1
-	for ((i = 0; i < 100; i++)); do
-		for c in /sys/class/nvme/nvme*; do
-			[ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
-			BDEV=$(find /dev -maxdepth 1 -name "$(basename "$c")n*" | head -1)
-			[ -b "$BDEV" ] && return 0
-		done
-		sleep 0.1
-	done
-	return 1
-}
+connect() { sr_nvme_connect "$ADDR" "$SVC" "$NQN"; }
 
 # fio_run NAME ARGS...: fio with its summary kept as comments.
 # shellcheck disable=SC2317 # called through sr_check
@@ -47,14 +33,8 @@ else
 	sr_require_root
 	modprobe "rdma_$TYPE" 2>/dev/null || sr_skip "rdma_$TYPE not available"
 fi
-command -v nvme >/dev/null || sr_skip "nvme-cli missing"
 command -v fio >/dev/null || sr_skip "fio missing"
-modprobe -a nvmet nvmet-rdma nvme-rdma 2>/dev/null ||
-	sr_skip "nvmet-rdma or nvme-rdma not available"
-CFS=/sys/kernel/config/nvmet
-[ -d "$CFS" ] || sr_skip "nvmet configfs not mounted"
-[ -e /dev/ram0 ] || modprobe brd rd_nr=1 rd_size=131072 2>/dev/null
-[ -b /dev/ram0 ] || sr_skip "no RAM disk (brd)"
+sr_nvmeof_require
 
 sr_dmesg_mark
 n=$(( SR_TAG % 250 + 1 ))
@@ -79,24 +59,8 @@ fi
 sr_on_exit "rdma link del $DEV"
 sr_wait_gid "$DEV" "$ADDR" || sr_fail "GID of $ADDR"
 
-# The target: subsystem, namespace on the RAM disk, RDMA port.
-mkdir "$CFS/subsystems/$NQN" || sr_skip "cannot create an nvmet subsystem"
-sr_on_exit "rmdir $CFS/subsystems/$NQN"
-echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host"
-mkdir "$CFS/subsystems/$NQN/namespaces/1"
-sr_on_exit "rmdir $CFS/subsystems/$NQN/namespaces/1"
-echo -n /dev/ram0 >"$CFS/subsystems/$NQN/namespaces/1/device_path"
-echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable"
-sr_on_exit "echo 0 >$CFS/subsystems/$NQN/namespaces/1/enable"
-mkdir "$CFS/ports/$PORTID"
-sr_on_exit "rmdir $CFS/ports/$PORTID"
-echo rdma >"$CFS/ports/$PORTID/addr_trtype"
-echo ipv4 >"$CFS/ports/$PORTID/addr_adrfam"
-echo "$ADDR" >"$CFS/ports/$PORTID/addr_traddr"
-echo "$SVC" >"$CFS/ports/$PORTID/addr_trsvcid"
-ln -s "$CFS/subsystems/$NQN" "$CFS/ports/$PORTID/subsystems/$NQN"
-sr_on_exit "rm -f $CFS/ports/$PORTID/subsystems/$NQN"
-sr_on_exit "nvme disconnect -n $NQN"
+sr_nvmet_export "$ADDR" "$SVC" "$NQN" "$PORTID" ||
+	sr_skip "cannot create an nvmet subsystem or port"
 
 sr_check "nvme connect over $TYPE" connect
 if [ -b "$BDEV" ]; then

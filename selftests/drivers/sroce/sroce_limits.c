@@ -14,6 +14,13 @@
  *                               print "keys N repeated R stepped S": keys
  *                               handed out more than once, and next keys
  *                               whose low byte is the last one's plus one
+ *   sroce_limits DEV rings N    create up to N CQs of max_cqe entries;
+ *                               print "rings made M bytes B errno E", B
+ *                               the ring memory they hold
+ *   sroce_limits DEV hog        take every CQ, QP, MR, AH and PD the
+ *                               device gives a user, print "hog cq N qp N
+ *                               mr N ah N pd N", hold them until a line
+ *                               (or EOF) comes on stdin, then free them
  */
 #include <errno.h>
 #include <stdint.h>
@@ -22,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <infiniband/verbs.h>
+#include <rdma/sroce-abi.h>
 
 #define MAX_OBJS	300000
 
@@ -104,6 +112,90 @@ static int key_reuse(struct ibv_pd *pd, int n)
 	return 0;
 }
 
+/* CQs of max_cqe entries until refused or @n: ring memory is charged. */
+static int rings(struct ibv_context *ctx, int max_cqe, int n)
+{
+	unsigned long long bytes = 0;
+	int made, err = 0;
+
+	for (made = 0; made < n && made < MAX_OBJS; made++) {
+		struct ibv_cq *cq = ibv_create_cq(ctx, max_cqe, NULL, NULL, 0);
+
+		if (!cq) {
+			err = errno;
+			break;
+		}
+		objs[made] = cq;
+		bytes += (unsigned long long)cq->cqe * sizeof(struct sroce_cqe) +
+			 SROCE_RING_HDR_SIZE;
+	}
+	printf("rings made %d bytes %llu errno %d\n", made, bytes, err);
+	while (made-- > 0)
+		ibv_destroy_cq(objs[made]);
+	return 0;
+}
+
+/* A port-1 RoCE v2 GID of the device, for AHs that point at itself. */
+static int any_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+	struct ibv_gid_entry e[32];
+	ssize_t n, i;
+
+	n = ibv_query_gid_table(ctx, e, 32, 0);
+	for (i = 0; i < n; i++)
+		if (e[i].gid_type == IBV_GID_TYPE_ROCE_V2) {
+			*gid = e[i].gid;
+			return e[i].gid_index;
+		}
+	return -1;
+}
+
+/* Everything a user may take, held until told to let go. */
+static int hog(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
+	       char *buf)
+{
+	static const char *const kinds[] = { "cq", "qp", "mr", "ah", "pd" };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	int counts[5] = { 0 }, k, n = 0, first;
+	char line[16];
+
+	aa.grh.hop_limit = 64;
+	aa.grh.sgid_index = any_gid(ctx, &aa.grh.dgid);
+	if (aa.grh.sgid_index < 0)
+		return 1;
+	for (k = 0; k < 5; k++) {
+		for (first = n; n < MAX_OBJS; n++) {
+			if (k == 3)
+				objs[n] = ibv_create_ah(pd, &aa);
+			else if (k == 4)
+				objs[n] = ibv_alloc_pd(ctx);
+			else
+				objs[n] = make(kinds[k], ctx, pd, cq, buf, 4096);
+			if (!objs[n])
+				break;
+		}
+		counts[k] = n - first;
+		if (errno != ENOMEM) {
+			fprintf(stderr, "%s: %s\n", kinds[k], strerror(errno));
+			return 1;
+		}
+	}
+	printf("hog cq %d qp %d mr %d ah %d pd %d\n", counts[0], counts[1],
+	       counts[2], counts[3], counts[4]);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		line[0] = 0;
+	for (k = 4; k >= 0; k--)
+		while (counts[k]-- > 0) {
+			void *o = objs[--n];
+
+			if (k == 3 ? ibv_destroy_ah(o) : k == 4 ?
+			    ibv_dealloc_pd(o) : destroy(kinds[k], o))
+				return 1;
+		}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device_attr attr;
@@ -117,7 +209,7 @@ int main(int argc, char **argv)
 	void *again;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s DEV attrs|qp|cq|mr|memlock KIB|keys N\n",
+		fprintf(stderr, "usage: %s DEV attrs|qp|cq|mr|memlock KIB|keys N|rings N|hog\n",
 			argv[0]);
 		return 64;
 	}
@@ -136,6 +228,8 @@ int main(int argc, char **argv)
 	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	if (!pd || !cq)
 		return 1;
+	if (!strcmp(kind, "rings"))
+		return argc < 4 ? 64 : rings(ctx, attr.max_cqe, atoi(argv[3]));
 	if (!strcmp(kind, "keys"))
 		return argc < 4 ? 64 : key_reuse(pd, atoi(argv[3]));
 	if (!strcmp(kind, "memlock")) {
@@ -149,6 +243,8 @@ int main(int argc, char **argv)
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (buf == MAP_FAILED)
 		return 1;
+	if (!strcmp(kind, "hog"))
+		return hog(ctx, pd, cq, buf);
 	for (n = 0; n < MAX_OBJS; n++) {
 		objs[n] = make(kind, ctx, pd, cq,
 			       buf + (size_t)(n % 4096) * len, len);

@@ -122,6 +122,17 @@ static inline int sroce_rc_rtr_rts(struct ibv_qp *qp,
 	return 0;
 }
 
+/*
+ * What user space may hold of a device-wide limit @max: sroce keeps an
+ * eighth, but at least 16 (or half), for kernel consumers.
+ */
+static inline int sroce_user_share(int max)
+{
+	int share = max / 8, floor = max / 2 < 16 ? max / 2 : 16;
+
+	return max - (share > floor ? share : floor);
+}
+
 /* Port 1's hardware counter @name of RDMA device @ibdev, or -1. */
 static inline long long sroce_counter(const char *ibdev, const char *name)
 {

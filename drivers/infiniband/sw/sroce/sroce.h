@@ -32,7 +32,8 @@
 #define SROCE_MAX_PD		BIT(16)
 #define SROCE_MAX_MR		BIT(18)
 #define SROCE_MAX_CQ		BIT(14)
-#define SROCE_MAX_CQE		BIT(20)
+/* As much as rxe's 32767 (rings are powers of two): 2 MiB of ring. */
+#define SROCE_MAX_CQE		BIT(15)
 #define SROCE_RING_MAX_ENTRIES	BIT(24)
 #define SROCE_MAX_QP		BIT(16)
 #define SROCE_MAX_QP_WR		BIT(14)
@@ -205,6 +206,7 @@ enum sroce_dev_state {
  * @iova: address the region is accessed by
  * @length: bytes in the region
  * @access: IB_ACCESS_* flags
+ * @user: user space made it (it counts against the users' share)
  */
 struct sroce_mr {
 	struct ib_mr ibmr;
@@ -228,12 +230,27 @@ struct sroce_mr {
 	u64 iova;
 	u64 length;
 	int access;
+	bool user;
 };
 
 /* A memory window: the core's object, and its record in the MR table. */
 struct sroce_mw {
 	struct ib_mw ibmw;
 	struct sroce_mr *win;
+};
+
+/**
+ * struct sroce_budget - objects of one kind on a device, against its limit.
+ * @all: every object of the kind
+ * @user: those that user space created
+ *
+ * User space together may hold a limit less a share kept for kernel
+ * consumers (sroce_budget_take()), so that no user can starve the MAD
+ * layer, the RDMA CM or a storage ULP of the device.
+ */
+struct sroce_budget {
+	atomic_t all;
+	atomic_t user;
 };
 
 /**
@@ -255,15 +272,18 @@ struct sroce_mw {
  * @num_mr: entries in @mr_xa, bounded by @max_mr
  * @num_cq: completion queues in existence, bounded by @max_cq
  * @num_srq: shared receive queues in existence, bounded by SROCE_MAX_SRQ
+ * @num_pd: protection domains in existence, bounded by @max_pd
  * @ah_xa: address vectors by AH number; IRQ-safe lock (see sroce_ah.c)
  * @ah_next: next AH number to try
- * @num_ah: address handles in existence, bounded by SROCE_MAX_AH
+ * @num_ah: address handles in existence, bounded by @max_ah
  * @qp_xa: queue pairs by QP number
  * @qp_next: next QP number to try, so numbers are not reused at once
  * @num_qp: queue pairs in existence, bounded by @max_qp
  * @max_qp: limit on queue pairs (module parameter, at creation)
  * @max_cq: limit on completion queues (likewise)
  * @max_mr: limit on MR table entries: regions and windows (likewise)
+ * @max_ah: limit on address handles (likewise)
+ * @max_pd: limit on protection domains (likewise)
  * @counters: per-CPU counters, summed on read
  * @lo_queue: packets this device sent to itself, in sending order
  * @lo_tasklet: delivers @lo_queue when no sender does it itself
@@ -291,18 +311,21 @@ struct sroce_dev {
 	struct ida pd_ida;
 	struct xarray mr_xa;
 	u32 mr_next;
-	atomic_t num_mr;
-	atomic_t num_cq;
-	atomic_t num_srq;
+	struct sroce_budget num_mr;
+	struct sroce_budget num_cq;
+	struct sroce_budget num_srq;
+	struct sroce_budget num_pd;
 	struct xarray ah_xa;
 	u32 ah_next;
-	atomic_t num_ah;
+	struct sroce_budget num_ah;
 	struct xarray qp_xa;
 	u32 qp_next;
-	atomic_t num_qp;
+	struct sroce_budget num_qp;
 	u32 max_qp;
 	u32 max_cq;
 	u32 max_mr;
+	u32 max_ah;
+	u32 max_pd;
 	struct sroce_pcpu_counters __percpu *counters;
 	struct sk_buff_head lo_queue;
 	struct tasklet_struct lo_tasklet;
@@ -321,9 +344,11 @@ struct sroce_ucontext {
 	struct ib_ucontext ibuctx;
 };
 
+/* A protection domain; @user: user space made it (its budget share). */
 struct sroce_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
+	bool user;
 };
 
 /**
@@ -364,6 +389,7 @@ static inline void *sroce_ring_entry(const struct sroce_ring *ring, u32 idx)
  *	user space that makes no sense) and IB_EVENT_CQ_ERR was raised; it
  *	is raised once, so a consumer that never reads its events cannot
  *	make the kernel queue one per lost completion
+ * @user: user space made it (it counts against the users' share)
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
@@ -372,6 +398,7 @@ struct sroce_cq {
 	u32 prod;
 	u8 notify;
 	bool overrun;
+	bool user;
 };
 
 /**
@@ -385,6 +412,7 @@ struct sroce_cq {
  * @max_sge: SGEs a WQE may carry
  * @broken: its producer index made no sense once; nothing more is taken
  *	from it, and every QP that tries fails (IB_EVENT_SRQ_ERR was raised)
+ * @user: user space made it (it counts against the users' share)
  */
 struct sroce_srq {
 	struct ib_srq ibsrq;
@@ -395,6 +423,7 @@ struct sroce_srq {
 	u32 limit;
 	u32 max_sge;
 	bool broken;
+	bool user;
 };
 
 /**
@@ -441,6 +470,7 @@ struct sroce_ah {
 	struct ib_ah ibah;
 	u32 ah_num;
 	struct sroce_av *av;
+	bool user;
 };
 
 /* Per send-queue-slot state the requester keeps beside its WQE copy. */
@@ -753,8 +783,10 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access);
 int sroce_mr_invalidate(struct sroce_qp *qp, u32 key);
 void sroce_mr_init_local_dma(struct sroce_dev *sdev);
-int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr);
+int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr, bool user);
 void sroce_mr_remove(struct sroce_dev *sdev, struct sroce_mr *mr);
+bool sroce_budget_take(struct sroce_budget *b, u32 max, bool user);
+void sroce_budget_put(struct sroce_budget *b, bool user);
 struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, u64 va,
 				 u64 len, int access);
 struct sroce_mr *sroce_mr_lookup_region(struct sroce_qp *qp, u32 key,

@@ -54,10 +54,8 @@ static int sroce_create_ah_common(struct ib_ah *ibah,
 	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH) ||
 	    !rdma_ah_read_grh(attr)->sgid_attr)
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->num_ah) > SROCE_MAX_AH) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	if (!sroce_budget_take(&sdev->num_ah, sdev->max_ah, ah->user))
+		return -ENOMEM;
 	av = kzalloc(sizeof(*av), gfp);
 	if (!av) {
 		err = -ENOMEM;
@@ -81,7 +79,7 @@ static int sroce_create_ah_common(struct ib_ah *ibah,
 err_free:
 	kfree(av);
 err_count:
-	atomic_dec(&sdev->num_ah);
+	sroce_budget_put(&sdev->num_ah, ah->user);
 	return err == -EBUSY ? -ENOMEM : err;
 }
 
@@ -94,6 +92,7 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	if (udata && (!sroce_udata_input_ok(udata) ||
 		      udata->outlen < sizeof(resp)))
 		return -EINVAL;
+	to_sah(ibah)->user = udata;
 	err = sroce_create_ah_common(ibah, init);
 	if (err || !udata)
 		return err;
@@ -114,7 +113,7 @@ int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	__xa_erase(&sdev->ah_xa, ah->ah_num);
 	xa_unlock_irqrestore(&sdev->ah_xa, irqflags);
 	kfree_rcu(ah->av, rcu);
-	atomic_dec(&sdev->num_ah);
+	sroce_budget_put(&sdev->num_ah, ah->user);
 	return 0;
 }
 

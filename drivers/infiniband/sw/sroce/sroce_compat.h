@@ -13,6 +13,7 @@
 #error "sroce needs Linux 6.1 or newer"
 #endif
 
+#include <linux/mm.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -53,6 +54,13 @@ sroce_create_cq_udata(sroce_create_cq_arg_t *udata)
 #define SROCE_DEVICE_FLUSH_GLOBAL	0
 #define SROCE_ACCESS_FLUSH_GLOBAL	0
 #define SROCE_ACCESS_FLUSH_PERSISTENT	0
+#endif
+
+/* vm_flags became read-only behind helpers in 6.3. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define sroce_vm_flags_set(vma, flags)	vm_flags_set(vma, flags)
+#else
+#define sroce_vm_flags_set(vma, flags)	((vma)->vm_flags |= (flags))
 #endif
 
 #endif /* SROCE_COMPAT_H */

@@ -61,10 +61,9 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		if (err)
 			return err;
 	}
-	if (atomic_inc_return(&sdev->num_cq) > sdev->max_cq) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	cq->user = udata;
+	if (!sroce_budget_take(&sdev->num_cq, sdev->max_cq, cq->user))
+		return -ENOMEM;
 
 	spin_lock_init(&cq->lock);
 	err = sroce_ring_alloc(&cq->ring, attr->cqe, sizeof(struct sroce_cqe),
@@ -83,7 +82,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 err_ring:
 	sroce_ring_free(&cq->ring);
 err_count:
-	atomic_dec(&sdev->num_cq);
+	sroce_budget_put(&sdev->num_cq, cq->user);
 	return err;
 }
 
@@ -92,7 +91,7 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct sroce_cq *cq = to_scq(ibcq);
 
 	sroce_ring_free(&cq->ring);
-	atomic_dec(&to_sdev(ibcq->device)->num_cq);
+	sroce_budget_put(&to_sdev(ibcq->device)->num_cq, cq->user);
 	return 0;
 }
 

@@ -30,6 +30,8 @@
 /*
  * Object limits of devices created from now on (0444: fixed at load). The
  * QP limit counts the MAD layer's QP1; the MR limit regions and windows.
+ * User space together may fill each only up to a share that leaves room
+ * for kernel consumers (sroce_budget_take()).
  */
 static unsigned int max_qp = SROCE_MAX_QP;
 module_param(max_qp, uint, 0444);
@@ -40,6 +42,12 @@ MODULE_PARM_DESC(max_cq, "Completion queues per device (2 to 16384)");
 static unsigned int max_mr = SROCE_MAX_MR;
 module_param(max_mr, uint, 0444);
 MODULE_PARM_DESC(max_mr, "Memory regions and windows per device (1 to 262144)");
+static unsigned int max_ah = SROCE_MAX_AH;
+module_param(max_ah, uint, 0444);
+MODULE_PARM_DESC(max_ah, "Address handles per device (2 to 65536)");
+static unsigned int max_pd = SROCE_MAX_PD;
+module_param(max_pd, uint, 0444);
+MODULE_PARM_DESC(max_pd, "Protection domains per device (2 to 65536)");
 
 /*
  * Every device of this module, live or already deallocated; see above.
@@ -269,6 +277,8 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->max_qp = clamp_t(u32, max_qp, 2, SROCE_MAX_QP);
 	sdev->max_cq = clamp_t(u32, max_cq, 2, SROCE_MAX_CQ);
 	sdev->max_mr = clamp_t(u32, max_mr, 1, SROCE_MAX_MR);
+	sdev->max_ah = clamp_t(u32, max_ah, 2, SROCE_MAX_AH);
+	sdev->max_pd = clamp_t(u32, max_pd, 2, SROCE_MAX_PD);
 	sdev->state = SROCE_DEV_NEW;
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);

@@ -55,20 +55,20 @@ static int sroce_mr_check_access(int access)
  *	table and the key that names it (see the file comment).
  * @sdev: the device
  * @mr: the region or window record
+ * @user: user space asks (see sroce_budget_take())
  *
  * Sets @mr->key and, for a region, the ib_mr's lkey and rkey alike.
  * Return: 0, -ENOMEM when the device has max_mr entries, or another
  * negative errno.
  */
-int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr)
+int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr, bool user)
 {
 	u32 idx;
 	int err;
 
-	if (atomic_inc_return(&sdev->num_mr) > sdev->max_mr) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	mr->user = user;
+	if (!sroce_budget_take(&sdev->num_mr, sdev->max_mr, user))
+		return -ENOMEM;
 	err = xa_alloc_cyclic(&sdev->mr_xa, &idx, mr,
 			      XA_LIMIT(1, SROCE_MR_INDEX_MAX), &sdev->mr_next,
 			      GFP_KERNEL);
@@ -80,7 +80,7 @@ int sroce_mr_insert(struct sroce_dev *sdev, struct sroce_mr *mr)
 	return 0;
 
 err_count:
-	atomic_dec(&sdev->num_mr);
+	sroce_budget_put(&sdev->num_mr, user);
 	return err == -EBUSY ? -ENOMEM : err;
 }
 
@@ -88,7 +88,7 @@ err_count:
 void sroce_mr_remove(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
 	xa_erase(&sdev->mr_xa, mr->key >> 8);
-	atomic_dec(&sdev->num_mr);
+	sroce_budget_put(&sdev->num_mr, mr->user);
 }
 
 /* Fill the page array from the pinned scatterlist, first page first. */
@@ -130,7 +130,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!sroce_udata_input_ok(udata))
 		return ERR_PTR(-EINVAL);
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
@@ -148,7 +148,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->length = length;
 	mr->access = access;
 
-	err = sroce_mr_insert(sdev, mr);
+	err = sroce_mr_insert(sdev, mr, true);
 	if (err)
 		goto err_release;
 	return &mr->ibmr;
@@ -215,7 +215,7 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	mr->dma = true;
 	mr->length = U64_MAX;
 	mr->access = access;
-	err = sroce_mr_insert(sdev, mr);
+	err = sroce_mr_insert(sdev, mr, false);
 	if (err) {
 		kfree(mr);
 		return ERR_PTR(err);
@@ -252,7 +252,7 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	err = -ENOMEM;
 	if (!mr->map || !mr->pages)
 		goto err_free;
-	err = sroce_mr_insert(sdev, mr);
+	err = sroce_mr_insert(sdev, mr, false);
 	if (err)
 		goto err_free;
 	return &mr->ibmr;

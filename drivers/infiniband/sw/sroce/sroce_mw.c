@@ -26,13 +26,13 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		return -EINVAL;
 	if (!sroce_udata_input_ok(udata))
 		return -EINVAL;
-	win = kzalloc(sizeof(*win), GFP_KERNEL);
+	win = kzalloc(sizeof(*win), GFP_KERNEL_ACCOUNT);
 	if (!win)
 		return -ENOMEM;
 	win->mw = true;
 	win->mw_type = ibmw->type;
 	win->ibmr.pd = ibmw->pd;
-	err = sroce_mr_insert(sdev, win);
+	err = sroce_mr_insert(sdev, win, true);
 	if (err) {
 		kfree(win);
 		return err;

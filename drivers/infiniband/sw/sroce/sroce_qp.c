@@ -209,9 +209,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		sroce_tx_credit_put(qp->credit);
 		return err;
 	}
-	if (atomic_inc_return(&sdev->num_qp) > sdev->max_qp) {
+	if (!sroce_budget_take(&sdev->num_qp, sdev->max_qp, !qp->kernel)) {
 		err = -ENOMEM;
-		goto err_count;
+		goto err_budget;
 	}
 	ibqp->qp_num = qpn;
 
@@ -269,7 +269,8 @@ err_rq:
 err_sq:
 	sroce_ring_free(&qp->sq);
 err_count:
-	atomic_dec(&sdev->num_qp);
+	sroce_budget_put(&sdev->num_qp, !qp->kernel);
+err_budget:
 	xa_erase(&sdev->qp_xa, qpn);
 	sroce_tx_credit_detach(qp);
 	/* A receiver may have found the QP; the core frees it on return. */
@@ -301,7 +302,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		rdma_destroy_ah_attr(&qp->av);
 	sroce_ring_free(&qp->rq);
 	sroce_ring_free(&qp->sq);
-	atomic_dec(&sdev->num_qp);
+	sroce_budget_put(&sdev->num_qp, !qp->kernel);
 	return 0;
 }
 

@@ -34,10 +34,9 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (udata &&
 	    (!sroce_udata_input_ok(udata) || udata->outlen < sizeof(resp)))
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->num_srq) > SROCE_MAX_SRQ) {
-		err = -ENOMEM;
-		goto err_count;
-	}
+	srq->user = udata;
+	if (!sroce_budget_take(&sdev->num_srq, SROCE_MAX_SRQ, srq->user))
+		return -ENOMEM;
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->post_lock);
 	wqe_size = sroce_srq_wqe_size(attr->max_sge);
@@ -66,7 +65,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 err_ring:
 	sroce_ring_free(&srq->ring);
 err_count:
-	atomic_dec(&sdev->num_srq);
+	sroce_budget_put(&sdev->num_srq, srq->user);
 	return err;
 }
 
@@ -76,7 +75,7 @@ int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 
 	/* The core refuses while a QP is attached: no responder is left. */
 	sroce_ring_free(&srq->ring);
-	atomic_dec(&to_sdev(ibsrq->device)->num_srq);
+	sroce_budget_put(&to_sdev(ibsrq->device)->num_srq, srq->user);
 	return 0;
 }
 

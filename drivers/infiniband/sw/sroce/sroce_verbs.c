@@ -38,7 +38,7 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	/* Kernel consumers may use lkey 0 in any of their PDs. */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	/* Objects sroce does not implement (XRC) keep a limit of zero. */
-	attr->max_pd = SROCE_MAX_PD;
+	attr->max_pd = sdev->max_pd;
 	attr->max_mr = sdev->max_mr;
 	/* Windows share the MR table (and its key space) with regions. */
 	attr->max_mw = sdev->max_mr;
@@ -52,7 +52,7 @@ int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_sge_rd = SROCE_MAX_SGE;
 	attr->max_qp_rd_atom = SROCE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = SROCE_MAX_INIT_RD_ATOMIC;
-	attr->max_ah = SROCE_MAX_AH;
+	attr->max_ah = sdev->max_ah;
 	attr->max_srq = SROCE_MAX_SRQ;
 	attr->max_mcast_grp = SROCE_MAX_MCAST_GRP;
 	attr->max_mcast_qp_attach = SROCE_MAX_MCAST_QP_ATTACH;
@@ -157,6 +157,47 @@ void sroce_disassociate_ucontext(struct ib_ucontext *ibuctx)
 {
 }
 
+/*
+ * The share of a limit kept for kernel consumers: an eighth, but at least
+ * 16 (half of a small limit), which covers the MAD layer and the RDMA CM
+ * with a storage ULP's few queues beside them.
+ */
+static u32 sroce_kernel_share(u32 max)
+{
+	return max_t(u32, max / 8, min_t(u32, max / 2, 16));
+}
+
+/**
+ * sroce_budget_take() - count a new object against its device-wide limit.
+ * @b: the kind's budget
+ * @max: the limit
+ * @user: user space asks; it may not take the kernel's share
+ *
+ * Return: false when the limit is reached (the caller fails with ENOMEM).
+ */
+bool sroce_budget_take(struct sroce_budget *b, u32 max, bool user)
+{
+	if (user && atomic_inc_return(&b->user) > max - sroce_kernel_share(max))
+		goto err_user;
+	if (atomic_inc_return(&b->all) > max)
+		goto err_all;
+	return true;
+
+err_all:
+	atomic_dec(&b->all);
+err_user:
+	if (user)
+		atomic_dec(&b->user);
+	return false;
+}
+
+void sroce_budget_put(struct sroce_budget *b, bool user)
+{
+	atomic_dec(&b->all);
+	if (user)
+		atomic_dec(&b->user);
+}
+
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
@@ -167,28 +208,39 @@ int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	if (!sroce_udata_input_ok(udata))
 		return -EINVAL;
 
+	spd->user = udata;
+	if (!sroce_budget_take(&sdev->num_pd, sdev->max_pd, spd->user))
+		return -ENOMEM;
 	pdn = ida_alloc_range(&sdev->pd_ida, 1, SROCE_MAX_PD, GFP_KERNEL);
-	if (pdn < 0)
-		return pdn == -ENOSPC ? -ENOMEM : pdn;
+	if (pdn < 0) {
+		err = pdn == -ENOSPC ? -ENOMEM : pdn;
+		goto err_budget;
+	}
 	spd->pdn = pdn;
 
 	if (udata) {
 		resp.pdn = pdn;
 		err = ib_copy_to_udata(udata, &resp,
 				       min(udata->outlen, sizeof(resp)));
-		if (err) {
-			ida_free(&sdev->pd_ida, pdn);
-			return err;
-		}
+		if (err)
+			goto err_ida;
 	}
 	return 0;
+
+err_ida:
+	ida_free(&sdev->pd_ida, pdn);
+err_budget:
+	sroce_budget_put(&sdev->num_pd, spd->user);
+	return err;
 }
 
 int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_pd *spd = to_spd(ibpd);
 
-	ida_free(&sdev->pd_ida, to_spd(ibpd)->pdn);
+	ida_free(&sdev->pd_ida, spd->pdn);
+	sroce_budget_put(&sdev->num_pd, spd->user);
 	return 0;
 }
 
