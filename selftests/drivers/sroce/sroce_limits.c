@@ -113,7 +113,7 @@ static int key_reuse(struct ibv_pd *pd, int n)
 }
 
 /* CQs of max_cqe entries until refused or @n: ring memory is charged. */
-static int rings(struct ibv_context *ctx, int max_cqe, int n)
+static int make_rings(struct ibv_context *ctx, int max_cqe, int n)
 {
 	unsigned long long bytes = 0;
 	int made, err = 0;
@@ -151,7 +151,7 @@ static int any_gid(struct ibv_context *ctx, union ibv_gid *gid)
 }
 
 /* Everything a user may take, held until told to let go. */
-static int hog(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
+static int take_all(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
 	       char *buf)
 {
 	static const char *const kinds[] = { "cq", "qp", "mr", "ah", "pd" };
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 	if (!pd || !cq)
 		return 1;
 	if (!strcmp(kind, "rings"))
-		return argc < 4 ? 64 : rings(ctx, attr.max_cqe, atoi(argv[3]));
+		return argc < 4 ? 64 : make_rings(ctx, attr.max_cqe, atoi(argv[3]));
 	if (!strcmp(kind, "keys"))
 		return argc < 4 ? 64 : key_reuse(pd, atoi(argv[3]));
 	if (!strcmp(kind, "memlock")) {
@@ -244,7 +244,7 @@ int main(int argc, char **argv)
 	if (buf == MAP_FAILED)
 		return 1;
 	if (!strcmp(kind, "hog"))
-		return hog(ctx, pd, cq, buf);
+		return take_all(ctx, pd, cq, buf);
 	for (n = 0; n < MAX_OBJS; n++) {
 		objs[n] = make(kind, ctx, pd, cq,
 			       buf + (size_t)(n % 4096) * len, len);
