@@ -151,8 +151,8 @@ static int any_gid(struct ibv_context *ctx, union ibv_gid *gid)
 }
 
 /* Everything a user may take, held until told to let go. */
-static int take_all(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
-	       char *buf)
+static int take_all(struct ibv_context *ctx, struct ibv_pd *pd,
+		    struct ibv_cq *cq, char *buf)
 {
 	static const char *const kinds[] = { "cq", "qp", "mr", "ah", "pd" };
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
