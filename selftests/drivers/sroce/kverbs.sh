@@ -9,7 +9,9 @@
 # (local protection error), an atomic through the global rkey (which has
 # no atomic right: remote access error), a bad rkey (NAK, remote access
 # error, flushed receive), and after each error ib_drain_qp(), a reset
-# and a new connection that works. It runs over one device
+# and a new connection that works; an FRMR re-registered while the peer's
+# WRITEs and READs through it are mid-copy (kprobes hold the copies) must
+# keep every byte in the old pages. It runs over one device
 # (loopback) and between two devices across a veth into another netns.
 # The module's load status is the verdict; its log lines are shown.
 # shellcheck source=selftests/drivers/sroce/lib.sh

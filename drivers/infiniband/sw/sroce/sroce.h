@@ -188,6 +188,8 @@ enum sroce_dev_state {
  * @dma: a DMA MR: addresses are kernel virtual addresses (no pages)
  * @frmr: a fast-register MR: @pages and the range change with IB_WR_REG_MR
  * @valid: a fast-register MR is registered (not free or invalidated)
+ * @users: a fast-register MR's accesses between sroce_mr_lookup() and
+ *	sroce_mr_put(): invalidation waits for them (see sroce_mr.c)
  * @map: a fast-register MR's page addresses from map_mr_sg, for the next
  *	registration
  * @map_len: entries in @map
@@ -214,6 +216,7 @@ struct sroce_mr {
 	bool dma;
 	bool frmr;
 	bool valid;
+	atomic_t users;
 	u64 *map;
 	u32 map_len;
 	u32 max_pages;
@@ -789,6 +792,8 @@ bool sroce_budget_take(struct sroce_budget *b, u32 max, bool user);
 void sroce_budget_put(struct sroce_budget *b, bool user);
 struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, u64 va,
 				 u64 len, int access);
+void sroce_mr_put(struct sroce_mr *mr);
+bool sroce_mr_check(struct sroce_qp *qp, u32 key, u64 va, u64 len, int access);
 struct sroce_mr *sroce_mr_lookup_region(struct sroce_qp *qp, u32 key,
 					int access);
 void sroce_mr_copy_from(struct sroce_mr *mr, u64 va, void *dst, u32 len);

@@ -19,6 +19,21 @@
  * max_mr, so a key kept after deregistration can name a later region only
  * after 2^24 - 1 more registrations, and then by a 1 in 256 chance; and a
  * peer cannot guess a key from one it saw.
+ *
+ * A fast-register MR changes its pages and range with each registration,
+ * and its consumer may re-register it the moment an invalidation
+ * completes. An access admitted under one registration must end in that
+ * registration's pages, so every access counts itself in @users from
+ * sroce_mr_lookup() to sroce_mr_put() (one packet's copy, never a sleep),
+ * and invalidation, having cleared @valid, waits for the count to drain:
+ *
+ *   access:      users++; smp_mb(); valid and key still ours?
+ *   invalidate:  valid = false; smp_mb(); wait until users == 0
+ *
+ * Either the access sees the registration ended and backs off, or the
+ * invalidation sees it counted and waits. Regions of user memory and DMA
+ * MRs never change in place (deregistration waits for RCU), so only
+ * fast-register MRs are counted.
  */
 #include <linux/highmem.h>
 #include <linux/overflow.h>
@@ -358,6 +373,14 @@ int sroce_mr_invalidate(struct sroce_qp *qp, u32 key)
 	if (!mr->frmr)
 		return -EINVAL;
 	WRITE_ONCE(mr->valid, false);
+	/*
+	 * Pairs with sroce_mr_frmr_get(). Accesses admitted before end
+	 * within a packet's copy, on other CPUs (this one has BH disabled):
+	 * wait, so that a re-registration never moves pages under them.
+	 */
+	smp_mb();
+	while (atomic_read_acquire(&mr->users))
+		cpu_relax();
 	return 0;
 }
 
@@ -374,6 +397,22 @@ void sroce_mr_init_local_dma(struct sroce_dev *sdev)
 	mr->access = IB_ACCESS_LOCAL_WRITE;
 }
 
+/*
+ * Admit an access to a fast-register MR under @key (see the file comment);
+ * true when it is registered under that key, and then counted.
+ */
+static bool sroce_mr_frmr_get(struct sroce_mr *mr, u32 key)
+{
+	atomic_inc(&mr->users);
+	/* Pairs with the barrier in sroce_mr_invalidate(). */
+	smp_mb__after_atomic();
+	/* Acquire: the range and pages are those sroce_mr_fast_reg() set. */
+	if (smp_load_acquire(&mr->valid) && READ_ONCE(mr->key) == key)
+		return true;
+	atomic_dec(&mr->users);
+	return false;
+}
+
 /**
  * sroce_mr_lookup() - find the region a key names and check an access.
  * @qp: the queue pair the access comes through (its PD, its number)
@@ -387,7 +426,8 @@ void sroce_mr_init_local_dma(struct sroce_dev *sdev)
  * to the region the window is bound to, which then needs no remote rights
  * of its own.
  * Context: RCU read side (softirq or BH disabled); the region stays valid
- * until the caller leaves it.
+ * until the caller leaves it. The caller ends the access with
+ * sroce_mr_put(), before it sleeps, takes a lock or sends a packet.
  * Return: the region, or NULL when the key is unknown or stale, the PD
  * differs, a right is missing or the range leaves the region.
  */
@@ -411,8 +451,7 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, u64 va,
 				return NULL;
 			access = 0;
 		}
-		/* Acquire: pairs with sroce_mr_fast_reg(). */
-		if (mr->frmr && !smp_load_acquire(&mr->valid))
+		if (mr->frmr && !sroce_mr_frmr_get(mr, key))
 			return NULL;
 	} else {
 		/* The local DMA lkey: kernel PDs only. */
@@ -420,13 +459,37 @@ struct sroce_mr *sroce_mr_lookup(struct sroce_qp *qp, u32 key, u64 va,
 			return NULL;
 		mr = &sdev->local_dma_mr;
 	}
-	if ((mr->access & access) != access)
+	if ((mr->access & access) != access ||
+	    /* Both ends inside [iova, iova + length), without wrapping. */
+	    va < mr->iova || end - mr->iova > mr->length ||
+	    (mr->dma && !sroce_mr_dma_range_ok(va, end))) {
+		sroce_mr_put(mr);
 		return NULL;
-	/* Both ends inside [iova, iova + length), without wrapping. */
-	if (va < mr->iova || end - mr->iova > mr->length)
-		return NULL;
-	if (mr->dma && !sroce_mr_dma_range_ok(va, end))
-		return NULL;
+	}
+	return mr;
+}
+
+/**
+ * sroce_mr_put() - end an access that sroce_mr_lookup() admitted.
+ * @mr: the region it returned
+ *
+ * Every use of the region's pages must come before: a fast-register MR
+ * may be re-registered right after.
+ */
+void sroce_mr_put(struct sroce_mr *mr)
+{
+	if (mr->frmr)
+		atomic_dec_return_release(&mr->users);
+}
+
+/* Whether @key grants an access, checked without using the region. */
+bool sroce_mr_check(struct sroce_qp *qp, u32 key, u64 va, u64 len,
+		    int access)
+{
+	struct sroce_mr *mr = sroce_mr_lookup(qp, key, va, len, access);
+
+	if (mr)
+		sroce_mr_put(mr);
 	return mr;
 }
 
@@ -559,8 +622,8 @@ static int sroce_sgl_place_from(struct sroce_qp *qp,
 				int off, u32 len)
 {
 	struct sroce_mr *mr;
+	int err = 0;
 	u32 i, n;
-	int err;
 
 	for (i = 0; i < nsge && len; i++) {
 		if (pos >= sge[i].length) {
@@ -579,10 +642,11 @@ static int sroce_sgl_place_from(struct sroce_qp *qp,
 		} else {
 			err = sroce_mr_copy_to_skb(mr, sge[i].addr + pos, skb,
 						   off, n);
-			if (err)
-				return err;
 			off += n;
 		}
+		sroce_mr_put(mr);
+		if (err)
+			return err;
 		len -= n;
 		pos = 0;
 	}
@@ -645,6 +709,7 @@ int sroce_sgl_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
 			if (!mr)
 				return -EACCES;
 			sroce_mr_copy_from(mr, sge[i].addr + pos, dst, n);
+			sroce_mr_put(mr);
 			dst += n;
 			len -= n;
 			pos += n;

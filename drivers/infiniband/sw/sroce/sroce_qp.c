@@ -388,7 +388,14 @@ static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 
 	spin_lock_bh(&qp->req_lock);
 	spin_lock(&qp->resp_lock);
-	if (qp->state != cur) {
+	/*
+	 * The data path may have failed the QP since @cur was read; a move
+	 * to the error state or to reset is still one to make (a ULP's
+	 * ib_drain_qp() must not fail because the QP failed first).
+	 */
+	if (qp->state != cur &&
+	    !(qp->state == IB_QPS_ERR &&
+	      (next == IB_QPS_ERR || next == IB_QPS_RESET))) {
 		err = -EINVAL;
 		goto out;
 	}

@@ -946,6 +946,7 @@ static bool sroce_req_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		return true;
 	}
 	sroce_mr_write(mr, sroce_swqe_sge(w)->addr, &orig, sizeof(orig));
+	sroce_mr_put(mr);
 	sroce_req_advance_una(qp, pkt->psn + 1);
 	sroce_req_complete(qp, IB_WC_SUCCESS);
 	return true;

@@ -357,9 +357,9 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			return;
 		}
 		/* A zero-length write checks no key (IBA 9.7.4.1.4). */
-		if (rlen && !sroce_mr_lookup(qp, be32_to_cpu(reth->rkey),
-					     be64_to_cpu(reth->va), rlen,
-					     IB_ACCESS_REMOTE_WRITE)) {
+		if (rlen && !sroce_mr_check(qp, be32_to_cpu(reth->rkey),
+					    be64_to_cpu(reth->va), rlen,
+					    IB_ACCESS_REMOTE_WRITE)) {
 			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
 			return;
 		}
@@ -381,11 +381,18 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	resp->in_write = true;
 	if (len) {
 		/* The region may have gone since the first packet. */
+		int err = -EACCES;
+
 		mr = sroce_mr_lookup(qp, resp->write_rkey,
 				     resp->write_va, len,
 				     IB_ACCESS_REMOTE_WRITE);
-		if (!mr || sroce_mr_copy_to_skb(mr, resp->write_va, pkt->skb,
-						pkt->payload_off, len)) {
+		if (mr) {
+			err = sroce_mr_copy_to_skb(mr, resp->write_va,
+						   pkt->skb, pkt->payload_off,
+						   len);
+			sroce_mr_put(mr);
+		}
+		if (err) {
 			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn,
 				       IB_WC_REM_ACCESS_ERR);
 			return;
@@ -449,6 +456,8 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 	skb = sroce_tx_alloc(qp, SROCE_TRANSPORT_RC | op, r->psn, false, false,
 			     ext_len, plen, &ext, &payload);
 	if (!skb) {
+		if (mr)
+			sroce_mr_put(mr);
 		sroce_count(sroce_qp_dev(qp), SROCE_CNT_TX_DROP);
 		return false;
 	}
@@ -462,6 +471,7 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 		memcpy(ext + SROCE_AETH_BYTES, &orig, sizeof(orig));
 	} else if (plen) {
 		sroce_mr_copy_from(mr, r->va, payload, plen);
+		sroce_mr_put(mr);
 	}
 	sroce_tx_send(qp, skb);
 	r->first = false;
@@ -593,8 +603,8 @@ static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	};
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ) ||
-	    (r.left && !sroce_mr_lookup(qp, r.rkey,
-					r.va, r.left, IB_ACCESS_REMOTE_READ))) {
+	    (r.left && !sroce_mr_check(qp, r.rkey, r.va, r.left,
+				       IB_ACCESS_REMOTE_READ))) {
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
 		return false;
 	}
@@ -635,8 +645,10 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
 		return;
 	}
-	if (sroce_resp_replies_full(resp))
+	if (sroce_resp_replies_full(resp)) {
+		sroce_mr_put(mr);
 		return;	/* no room to answer: let the requester retry */
+	}
 
 	target = sroce_mr_map_u64(mr, va);
 	if (op == SROCE_OP_COMPARE_SWAP)
@@ -646,6 +658,7 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		r.orig = atomic64_fetch_add(be64_to_cpu(a->swap_add),
 					    (atomic64_t *)target);
 	kunmap_local(target);
+	sroce_mr_put(mr);
 
 	rec.orig = r.orig;
 	sroce_resp_record(resp, &rec);
@@ -689,11 +702,14 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp,
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
 		return;
 	}
-	if (sroce_resp_replies_full(resp))
+	if (sroce_resp_replies_full(resp)) {
+		sroce_mr_put(mr);
 		return;	/* no room to answer: let the requester retry */
+	}
 	target = sroce_mr_map_u64(mr, va);
 	WRITE_ONCE(*target, value);
 	kunmap_local(target);
+	sroce_mr_put(mr);
 	sroce_resp_record(resp, &(struct sroce_rd_record){
 		.psn = pkt->psn, .npsn = 1, .op = SROCE_OP_ATOMIC_WRITE });
 	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
@@ -745,6 +761,7 @@ static void sroce_resp_flush_op(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
 		return;
 	}
+	sroce_mr_put(mr);
 	if (sroce_resp_replies_full(resp))
 		return;	/* no room to answer: let the requester retry */
 	wmb();

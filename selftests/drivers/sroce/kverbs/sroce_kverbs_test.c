@@ -15,6 +15,9 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/kprobes.h>
+#include <linux/delay.h>
+#include <linux/workqueue.h>
 #include <linux/completion.h>
 #include <linux/etherdevice.h>
 #include <rdma/ib_verbs.h>
@@ -851,6 +854,229 @@ static bool kt_frmr_iova_as_xprtrdma(void)
 }
 
 /*
+ * Re-registration racing the peer's traffic. Each round B registers its
+ * FRMR over buffer 2 at a fixed iova and A streams WRITEs and READs
+ * through that rkey from a work item on one CPU, while this thread, on
+ * another, posts LOCAL_INV and a REG_MR over buffer 3 at the same iova
+ * under a key A never learns. An access that was admitted under the old
+ * registration must finish in the old pages: buffer 3 must never see A's
+ * bytes, and A's reads must never see buffer 3's. (SEND with invalidate
+ * ends a registration through the same code as LOCAL_INV.)
+ *
+ * A copy takes microseconds, too short a window for a test to hit by
+ * chance; kprobes on sroce's two region copy functions hold each copy
+ * for KT_RACE_HOLD_US after its access was admitted, and the
+ * re-registration is posted as soon as a copy through the FRMR (whose
+ * struct begins with its ib_mr) is held, so it lands inside that copy.
+ */
+#define KT_RACE_ROUNDS	40
+#define KT_RACE_WRS	8
+#define KT_RACE_LEN	(16 * 1024)
+#define KT_RACE_HOLD_US	200
+#define KT_RACE_IOVA	0x5a0000000000ull
+#define KT_RACE_X	0xa5	/* buffer 2 and A's writes */
+#define KT_RACE_Y	0x3c	/* buffer 3: nobody may read or write it */
+
+static struct ib_mr *kt_race_mr;
+static u32 kt_race_rkey;	/* the key A uses: the registration of buffer 2 */
+static struct work_struct kt_race_work;
+static atomic_t kt_race_done;	/* A's requests of this round completed */
+
+static atomic_t kt_race_holds;	/* copies through the FRMR held */
+
+static int kt_race_hold(struct kprobe *p, struct pt_regs *regs)
+{
+	/* The copy functions take the region first. */
+	if ((void *)regs->di != kt_race_mr)
+		return 0;
+	atomic_inc(&kt_race_holds);
+	udelay(KT_RACE_HOLD_US);
+	return 0;
+}
+
+static struct kprobe kt_race_probes[] = {
+	{ .symbol_name = "sroce_mr_copy_to_skb", .pre_handler = kt_race_hold },
+	{ .symbol_name = "sroce_mr_copy_from", .pre_handler = kt_race_hold },
+};
+
+static void kt_race_one_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	atomic_inc(&kt_race_done);
+}
+
+static struct ib_cqe kt_race_cqe = { .done = kt_race_one_done };
+
+static void kt_race_burst(struct work_struct *work)
+{
+	struct ib_sge wsge = { kt_a.dma[0], KT_RACE_LEN,
+			       kt_a.pd->local_dma_lkey };
+	struct ib_sge rsge = { kt_a.dma[1], KT_RACE_LEN,
+			       kt_a.pd->local_dma_lkey };
+	struct ib_rdma_wr wr[KT_RACE_WRS] = {};
+	const struct ib_send_wr *bad;
+	int i;
+
+	for (i = 0; i < KT_RACE_WRS; i++) {
+		wr[i].wr.wr_cqe = &kt_race_cqe;
+		wr[i].wr.send_flags = IB_SEND_SIGNALED;
+		wr[i].wr.opcode = i & 1 ? IB_WR_RDMA_READ : IB_WR_RDMA_WRITE;
+		wr[i].wr.sg_list = i & 1 ? &rsge : &wsge;
+		wr[i].wr.num_sge = 1;
+		wr[i].wr.next = i + 1 < KT_RACE_WRS ? &wr[i + 1].wr : NULL;
+		wr[i].remote_addr = KT_RACE_IOVA;
+		wr[i].rkey = kt_race_rkey;
+	}
+	ib_post_send(kt_a.qp, &wr[0].wr, &bad);
+}
+
+/* Map B's buffer @buf at KT_RACE_IOVA under key byte @key. */
+static void kt_race_reg_wr(struct ib_reg_wr *wr, int buf, u8 key)
+{
+	static struct scatterlist sg;
+	int n;
+
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = kt_b.dma[buf];
+	sg_dma_len(&sg) = KT_BUF;
+	n = ib_map_mr_sg(kt_race_mr, &sg, 1, NULL, PAGE_SIZE);
+	WARN_ON(n != 1);
+	kt_race_mr->iova = KT_RACE_IOVA;
+	ib_update_fast_reg_key(kt_race_mr, key);
+	memset(wr, 0, sizeof(*wr));
+	wr->wr.opcode = IB_WR_REG_MR;
+	wr->mr = kt_race_mr;
+	wr->key = kt_race_mr->rkey;
+	wr->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		     IB_ACCESS_REMOTE_READ;
+}
+
+static bool kt_race_clean(void)
+{
+	const u8 *x = kt_a.buf[1];
+	size_t i;
+
+	if (!kt_expect(!memchr_inv(kt_b.buf[3], KT_RACE_Y, KT_BUF),
+		       "a write admitted under the old registration reached its successor's pages"))
+		return false;
+	for (i = 0; i < KT_BUF; i++)
+		if (x[i] == KT_RACE_Y)
+			break;
+	return kt_expect(i == KT_BUF,
+			 "a read admitted under the old registration returned its successor's bytes");
+}
+
+static struct kt_wait kt_inv_wait;
+
+/* LOCAL_INV of @rkey on B, waited for; true if it completed well. */
+static bool kt_race_inv(u32 rkey)
+{
+	struct ib_send_wr iwr = { .opcode = IB_WR_LOCAL_INV,
+				  .ex.invalidate_rkey = rkey };
+
+	return kt_run_on(&kt_b, &iwr, &kt_inv_wait) &&
+	       kt_expect(kt_inv_wait.wc.status == IB_WC_SUCCESS,
+			 "LOCAL_INV: %d", kt_inv_wait.wc.status);
+}
+
+static bool kt_frmr_race_rounds(void);
+
+static bool kt_frmr_race(void)
+{
+	struct kprobe *kp[ARRAY_SIZE(kt_race_probes)];
+	unsigned int i;
+	bool ok;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(kt_race_probes); i++)
+		kp[i] = &kt_race_probes[i];
+	err = register_kprobes(kp, ARRAY_SIZE(kp));
+	if (!kt_expect(!err, "register_kprobes: %d", err))
+		return false;
+	ok = kt_frmr_race_rounds();
+	unregister_kprobes(kp, ARRAY_SIZE(kp));
+	return ok;
+}
+
+static bool kt_frmr_race_rounds(void)
+{
+	struct kt_wait *w = &kt_send_wait, *iw = &kt_inv_wait;
+	struct ib_send_wr iwr;
+	const struct ib_send_wr *bad;
+	struct ib_reg_wr rwr;
+	int round, overlapped = 0, valid_key = -1, holds, spins;
+
+	if (num_online_cpus() < 2)
+		return kt_expect(false, "needs two CPUs");
+	kt_race_mr = ib_alloc_mr(kt_b.pd, IB_MR_TYPE_MEM_REG,
+				 KT_BUF / PAGE_SIZE);
+	if (!kt_expect(!IS_ERR(kt_race_mr), "ib_alloc_mr: %ld",
+		       PTR_ERR(kt_race_mr))) {
+		kt_race_mr = NULL;
+		return false;
+	}
+	INIT_WORK(&kt_race_work, kt_race_burst);
+	memset(kt_a.buf[0], KT_RACE_X, KT_BUF);
+	if (!kt_reconnect(0x5000))
+		return false;
+	for (round = 0; round < KT_RACE_ROUNDS; round++) {
+		/* What the last round left registered goes first. */
+		if (valid_key >= 0 &&
+		    !kt_race_inv((kt_race_mr->rkey & ~0xff) | valid_key))
+			return false;
+		memset(kt_a.buf[1], 0, KT_BUF);
+		memset(kt_b.buf[2], KT_RACE_X, KT_BUF);
+		memset(kt_b.buf[3], KT_RACE_Y, KT_BUF);
+		kt_race_reg_wr(&rwr, 2, 2 * round);
+		if (!kt_run_on(&kt_b, &rwr.wr, w) ||
+		    !kt_expect(w->wc.status == IB_WC_SUCCESS, "REG_MR: %d",
+			       w->wc.status))
+			return false;
+		valid_key = 2 * round;
+		kt_race_rkey = kt_race_mr->rkey;
+		atomic_set(&kt_race_done, 0);
+		/* The burst on one CPU, the re-registration on another. */
+		queue_work_on(cpumask_any_but(cpu_online_mask,
+					      raw_smp_processor_id()),
+			      system_highpri_wq, &kt_race_work);
+		/* Post once a copy through the FRMR is held (or the burst ended). */
+		holds = atomic_read(&kt_race_holds);
+		for (spins = 0; spins < 100000 &&
+		     atomic_read(&kt_race_holds) == holds &&
+		     atomic_read(&kt_race_done) < KT_RACE_WRS; spins++)
+			udelay(1);
+		kt_wait_init(iw);
+		kt_wait_init(w);
+		iwr = (struct ib_send_wr){ .opcode = IB_WR_LOCAL_INV,
+					    .wr_cqe = &iw->cqe,
+					    .send_flags = IB_SEND_SIGNALED,
+					    .ex.invalidate_rkey = kt_race_mr->rkey };
+		kt_race_reg_wr(&rwr, 3, 2 * round + 1);
+		rwr.wr.wr_cqe = &w->cqe;
+		rwr.wr.send_flags = IB_SEND_SIGNALED;
+		iwr.next = &rwr.wr;
+		if (!kt_expect(!ib_post_send(kt_b.qp, &iwr, &bad),
+			       "post LOCAL_INV, REG_MR") ||
+		    !kt_wait_for(iw) || !kt_wait_for(w))
+			return false;
+		if (iw->wc.status == IB_WC_SUCCESS)
+			valid_key = -1;
+		if (w->wc.status == IB_WC_SUCCESS) {
+			valid_key = 2 * round + 1;
+			overlapped += atomic_read(&kt_race_holds) != holds;
+		}
+		/* Drained: every access of the round has ended. */
+		flush_work(&kt_race_work);
+		if (!kt_reconnect(0x5800 + round * 0x1000) || !kt_race_clean())
+			return false;
+	}
+	pr_info("sroce_kverbs_test: frmr_race: %d of %d re-registrations during a held copy (%d copies held)\n",
+		overlapped, KT_RACE_ROUNDS, atomic_read(&kt_race_holds));
+	return kt_expect(overlapped >= KT_RACE_ROUNDS / 4,
+			 "only %d rounds raced: the test tested nothing",
+			 overlapped);
+}
+
+/*
  * An SRQ on B, filled with ib_post_srq_recv: a second pair of QPs, B's
  * receiving through the SRQ, takes two SENDs from it in posting order; a
  * post beyond the SRQ's size is refused with -ENOMEM at that request.
@@ -983,11 +1209,14 @@ static int __init kt_init(void)
 	kt_report("reconnect_after_local_inv", kt_reconnect(0x4000));
 	kt_report("frmr_iova_as_xprtrdma", kt_frmr_iova_as_xprtrdma());
 	kt_report("bad_rkey_and_drain", kt_bad_rkey_and_drain());
+	kt_report("frmr_reregistration_races_access", kt_frmr_race());
 	pr_info("sroce_kverbs_test: %d tests, %d failed\n", kt_num, kt_failed);
 	err = kt_failed ? -EIO : 0;
 out:
 	if (kt_frmr)
 		ib_dereg_mr(kt_frmr);
+	if (kt_race_mr)
+		ib_dereg_mr(kt_race_mr);
 	kt_side_fini(&kt_b);
 	kt_side_fini(&kt_a);
 	return err;
