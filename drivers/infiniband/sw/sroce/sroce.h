@@ -132,6 +132,8 @@
  *	executed (forged, or older than it remembers)
  * @SROCE_CNT_RX_DROP_UC_ERROR: dropped by a UC responder with the rest of
  *	its message: a request it could not execute (UC has no NAK)
+ * @SROCE_CNT_RX_GRO_SEGMENTS: packets that UDP GRO on the netdev had merged
+ *	into one (each also counted in RX_ROCE_PACKETS), taken one by one
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -163,6 +165,7 @@ enum sroce_counter {
 	SROCE_CNT_BAD_WQE,
 	SROCE_CNT_RX_DROP_DUP_UNMATCHED,
 	SROCE_CNT_RX_DROP_UC_ERROR,
+	SROCE_CNT_RX_GRO_SEGMENTS,
 	SROCE_NUM_COUNTERS
 };
 
@@ -1020,6 +1023,7 @@ void sroce_net_exit(void);
 
 /* sroce_recv.c, sroce_icrc.c */
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
+void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb);
 __le32 sroce_icrc(const struct sk_buff *skb, unsigned int bth_off,
 		  unsigned int icrc_off);
 

@@ -56,6 +56,13 @@ sroce_create_cq_udata(sroce_create_cq_arg_t *udata)
 #define SROCE_ACCESS_FLUSH_PERSISTENT	0
 #endif
 
+/* The GSO helpers left netdevice.h for their own header in 6.5. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#include <net/gso.h>
+#else
+#include <linux/netdevice.h>
+#endif
+
 /* vm_flags became read-only behind helpers in 6.3. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 #define sroce_vm_flags_set(vma, flags)	vm_flags_set(vma, flags)

@@ -187,15 +187,20 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 	    !sroce_is_roce_packet(sdev, skb))
 		return RX_HANDLER_PASS;
 
-	sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
-
 	/* From here on the packet is ours to modify and to free. */
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb) {
+		sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
 		sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
 		return RX_HANDLER_CONSUMED;
 	}
 	skb_reset_network_header(skb);
+	/* Packets UDP GRO merged are counted one by one as they are split. */
+	if (skb_is_gso(skb)) {
+		sroce_rcv_gso(sdev, skb);
+		return RX_HANDLER_CONSUMED;
+	}
+	sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
 	sroce_rcv(sdev, skb);
 	return RX_HANDLER_CONSUMED;
 }

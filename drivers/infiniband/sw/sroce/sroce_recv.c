@@ -155,11 +155,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 	const struct sroce_bth *bth;
 	__le32 wire_icrc;
 
-	/*
-	 * UDP GRO (forwarding or fraglist) would hand us several packets as
-	 * one; sroce has no use for merged packets, so they count as damage.
-	 */
-	if (skb_is_gso(skb) || !sroce_rcv_ip_udp(skb, &l4off, &ulen)) {
+	if (!sroce_rcv_ip_udp(skb, &l4off, &ulen)) {
 		drop = SROCE_CNT_RX_DROP_MALFORMED;
 		goto drop;
 	}
@@ -212,5 +208,45 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 	return;
 drop:
 	sroce_count(sdev, drop);
+	kfree_skb(skb);
+}
+
+/**
+ * sroce_rcv_gso() - take RoCEv2 packets that GRO merged into one.
+ * @sdev: device whose netdev received it
+ * @skb: the merged packet, IP header at skb->data; consumed
+ *
+ * With UDP GRO on the netdev (rx-udp-gro-forwarding, or rx-gro-list for
+ * fraglist GRO), consecutive packets of one flow that carry a UDP checksum
+ * (RoCEv2 over IPv6 does) arrive as one. Split them as transmit would and
+ * take each as it came. Anything else that claims segments is malformed.
+ * Context: softirq, the netdev receive path.
+ */
+void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	struct sk_buff *segs, *next;
+
+	if (!(skb_shinfo(skb)->gso_type & (SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST)))
+		goto malformed;
+	/* Segmentation starts from the MAC header, as on transmit. */
+	__skb_push(skb, skb_network_offset(skb));
+	segs = __skb_gso_segment(skb, NETIF_F_SG, false);
+	if (IS_ERR_OR_NULL(segs)) {
+		__skb_pull(skb, skb_network_offset(skb));
+		goto malformed;
+	}
+	consume_skb(skb);
+	skb_list_walk_safe(segs, skb, next) {
+		skb_mark_not_on_list(skb);
+		__skb_pull(skb, skb_network_offset(skb));
+		sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
+		sroce_count(sdev, SROCE_CNT_RX_GRO_SEGMENTS);
+		sroce_rcv(sdev, skb);
+	}
+	return;
+
+malformed:
+	sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
+	sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
 	kfree_skb(skb);
 }
