@@ -16,7 +16,8 @@
 # dropped and counted, and neither fails the QP nor redoes an atomic.
 # UC: a request the responder cannot execute (bad rkey, a SEND longer
 # than the receive) is dropped with its message and counted; the QP stays
-# in RTS and the receive WQE serves the next message.
+# in RTS and the receive WQE serves the next message. A WQE kept that way
+# is flushed with the rest when the QP fails.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
@@ -200,6 +201,14 @@ sr_check "UC: the SEND after the drops landed in the first receive" \
 got=$(tgt cqes "$IDX")
 sr_check "UC: one receive completion, 100 bytes ($got)" \
 	test "$got" = "cqes $IDX 1 0:128:100"
+UC_SEND_FIRST=0x20 UC_SEND_LAST=0x22
+send "$QPN" 4 $UC_SEND_FIRST "" 1024 >/dev/null
+send "$QPN" 6 $UC_SEND_LAST "" 64 >/dev/null	# PSN 5 lost: message dropped
+sr_check "UC: QP to the error state" \
+	test "$(tgt error "$IDX")" = "error $IDX 0"
+got=$(tgt cqes "$IDX")
+sr_check "UC: all 31 receives flushed, the one kept for reuse too" \
+	test "$got" = "cqes $IDX 31$(printf ' 5:128:0%.0s' $(seq 31))"
 
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done

@@ -18,6 +18,7 @@
  *   state IDX         -> "state IDX IBV_QPS_*"
  *   mem IDX OFF LEN   -> "mem IDX HEX"
  *   cqes IDX          -> "cqes IDX N STATUS..." (drains the QP's CQ)
+ *   error IDX         -> "error IDX RC" (moves the QP to the error state)
  *   destroy IDX       -> "destroyed IDX RC"
  *   guards            -> "guards ok", or "guards bad IDX" for the first QP
  *                        whose region's guard pages (a page on each side,
@@ -261,6 +262,10 @@ static void answer(char *line)
 		answer_mem(v[0], x, v[1], v[2]);
 	else if (!strcmp(verb, "cqes"))
 		answer_cqes(v[0], x);
+	else if (!strcmp(verb, "error"))
+		printf("error %d %d\n", v[0],
+		       ibv_modify_qp(x->qp, &(struct ibv_qp_attr){
+				     .qp_state = IBV_QPS_ERR }, IBV_QP_STATE));
 	else if (!strcmp(verb, "destroy"))
 		answer_destroy(v[0], x);
 	else

@@ -1011,9 +1011,11 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	WRITE_ONCE(qp->rq.hdr->flags, SROCE_RING_NEED_DOORBELL);
 	/* Pairs with the provider's barrier between prod and flags. */
 	smp_mb();
-	if (resp->in_send)
+	/* Taken WQEs first: one being filled, or UC's kept for reuse. */
+	if (resp->in_send || resp->uc_reuse)
 		sroce_resp_complete_recv(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0,
 					 NULL, false);
+	resp->uc_reuse = false;
 	if (qp->ibqp.srq) {
 		/* The SRQ's WQEs are not this QP's to flush (IBA 10.3.1). */
 		if (!resp->last_wqe_event && qp->ibqp.event_handler) {
