@@ -864,6 +864,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    sroce_create_cq_arg_t *arg);
 int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void sroce_cq_purge_qp(struct sroce_cq *cq, u32 qpn);
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 void sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		   bool solicited);

@@ -124,6 +124,39 @@ int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return missed;
 }
 
+/**
+ * sroce_cq_purge_qp() - remove a destroyed kernel QP's unpolled completions.
+ * @cq: a kernel consumer's CQ
+ * @qpn: the QP's number
+ *
+ * A completion polled after its QP was destroyed would name no QP, or,
+ * once the number is reused, another one. Hardware drivers clean their
+ * kernel CQs the same way. The entries left keep their order.
+ * Context: process; the QP produces nothing any more.
+ */
+void sroce_cq_purge_qp(struct sroce_cq *cq, u32 qpn)
+{
+	struct sroce_cqe *cqe;
+	unsigned long flags;
+	u32 idx, cons, gone = 0;
+
+	if (cq->ring.mmap)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	cons = cq->ring.hdr->cons;
+	/* Newest first: each kept entry moves up over those removed. */
+	for (idx = cq->prod; idx != cons;) {
+		cqe = sroce_ring_entry(&cq->ring, --idx);
+		if (cqe->qp_num == qpn)
+			gone++;
+		else if (gone)
+			memcpy(sroce_ring_entry(&cq->ring, idx + gone), cqe,
+			       sizeof(*cqe));
+	}
+	cq->ring.hdr->cons = cons + gone;
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
 /*
  * Resize: the unconsumed entries move to the front of a new ring. A user
  * CQ's provider does not poll meanwhile (it holds its CQ lock); kernel

@@ -297,6 +297,11 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	synchronize_rcu_expedited();
 	sroce_qp_quiesce(qp);
 	sroce_tx_credit_put(qp->credit);
+	if (qp->kernel) {
+		sroce_cq_purge_qp(to_scq(ibqp->send_cq), ibqp->qp_num);
+		if (ibqp->recv_cq != ibqp->send_cq)
+			sroce_cq_purge_qp(to_scq(ibqp->recv_cq), ibqp->qp_num);
+	}
 	sroce_qp_free_shadow(qp);
 	if (qp->av_valid)
 		rdma_destroy_ah_attr(&qp->av);

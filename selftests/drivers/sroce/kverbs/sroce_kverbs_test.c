@@ -1160,6 +1160,79 @@ out:
 	return ok;
 }
 
+/* A QP on @cq in the error state with two flushed receives. */
+static struct ib_qp *kt_flushed_qp(struct ib_cq *cq)
+{
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC, .send_cq = cq, .recv_cq = cq,
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_sge sge = { kt_a.dma[0], 64, kt_a.pd->local_dma_lkey };
+	struct ib_recv_wr wr = { .wr_cqe = &kt_ignore, .sg_list = &sge,
+				 .num_sge = 1 };
+	struct ib_qp_attr a = { .qp_state = IB_QPS_INIT, .port_num = 1 };
+	const struct ib_recv_wr *bad;
+	struct ib_qp *qp;
+
+	qp = ib_create_qp(kt_a.pd, &init);
+	if (IS_ERR(qp))
+		return qp;
+	if (ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+			 IB_QP_ACCESS_FLAGS) ||
+	    ib_post_recv(qp, &wr, &bad) || ib_post_recv(qp, &wr, &bad)) {
+		ib_destroy_qp(qp);
+		return ERR_PTR(-EIO);
+	}
+	a.qp_state = IB_QPS_ERR;
+	ib_modify_qp(qp, &a, IB_QP_STATE);
+	return qp;
+}
+
+/*
+ * Completions of a QP destroyed before they were polled go with it: none
+ * may name a QP that no longer exists (or, its number reused, another).
+ * Those of other QPs on the CQ stay, in order.
+ */
+static bool kt_destroy_purges_completions(void)
+{
+	struct ib_qp *q1, *q2 = NULL;
+	struct ib_cq *cq;
+	struct ib_wc wc[8];
+	bool ok = false;
+	int n;
+
+	cq = ib_alloc_cq(kt_a.dev, NULL, 16, 0, IB_POLL_DIRECT);
+	if (!kt_expect(!IS_ERR(cq), "ib_alloc_cq: %ld", PTR_ERR(cq)))
+		return false;
+	q1 = kt_flushed_qp(cq);
+	if (!kt_expect(!IS_ERR(q1), "first QP: %ld", PTR_ERR(q1)))
+		goto out;
+	q2 = kt_flushed_qp(cq);
+	if (!kt_expect(!IS_ERR(q2), "second QP: %ld", PTR_ERR(q2))) {
+		q2 = NULL;
+		goto out_q1;
+	}
+	ib_destroy_qp(q1);
+	q1 = NULL;
+	n = ib_poll_cq(cq, ARRAY_SIZE(wc), wc);
+	ok = kt_expect(n == 2, "%d completions left, want the second QP's 2",
+		       n) &&
+	     kt_expect(wc[0].qp == q2 && wc[1].qp == q2 &&
+		       wc[0].status == IB_WC_WR_FLUSH_ERR,
+		       "completions name %p and %p (status %d), want %p",
+		       wc[0].qp, wc[1].qp, wc[0].status, q2);
+out_q1:
+	if (q1)
+		ib_destroy_qp(q1);
+	if (q2)
+		ib_destroy_qp(q2);
+out:
+	ib_free_cq(cq);
+	return ok;
+}
+
 /* After an error: drain both QPs, reset them and connect them again. */
 static bool kt_reconnect(u32 psn)
 {
@@ -1210,6 +1283,7 @@ static int __init kt_init(void)
 	kt_report("frmr_iova_as_xprtrdma", kt_frmr_iova_as_xprtrdma());
 	kt_report("bad_rkey_and_drain", kt_bad_rkey_and_drain());
 	kt_report("frmr_reregistration_races_access", kt_frmr_race());
+	kt_report("destroy_purges_completions", kt_destroy_purges_completions());
 	pr_info("sroce_kverbs_test: %d tests, %d failed\n", kt_num, kt_failed);
 	err = kt_failed ? -EIO : 0;
 out:
