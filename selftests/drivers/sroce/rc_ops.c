@@ -2300,6 +2300,54 @@ TEST_F_TIMEOUT(rc, mw_type2_bind_invalidate, T_SECS)
 }
 
 /*
+ * A type 2 window serves only the QP it was bound through: destroying
+ * that QP invalidates it, so a later QP cannot use it and its region may
+ * be deregistered.
+ */
+TEST_F_TIMEOUT(rc, mw_type2_dies_with_its_qp, T_SECS)
+{
+	struct ibv_mr *mr = mw_region(B_, IBV_ACCESS_MW_BIND);
+	struct ibv_sge ss = sge(A_, 0, 512);
+	struct ibv_send_wr bw = {}, *bad;
+	struct pair *q = &self->q;
+	struct ibv_mw *mw;
+	uint32_t rkey;
+
+	ASSERT_NE(NULL, mr);
+	mw = ibv_alloc_mw(B_->pd, IBV_MW_TYPE_2);
+	ASSERT_NE(NULL, mw);
+	PAIR_UP(q, NULL);
+	rkey = ibv_inc_rkey(mw->rkey);
+	bw.wr_id = 0xb2;
+	bw.opcode = IBV_WR_BIND_MW;
+	bw.send_flags = IBV_SEND_SIGNALED;
+	bw.bind_mw.mw = mw;
+	bw.bind_mw.rkey = rkey;
+	bw.bind_mw.bind_info.mr = mr;
+	bw.bind_mw.bind_info.addr = raddr(B_, DST + 4096);
+	bw.bind_mw.bind_info.length = 4096;
+	bw.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ASSERT_EQ(0, ibv_post_send(q->qp[1], &bw, &bad));
+	check_wc(_metadata, "type 2 bind", q->cq[1],
+		 WANT(.wr_id = 0xb2, .opcode = IBV_WC_BIND_MW,
+		      .qp_num = QPN(q, 1)));
+	EXPECT_EQ(EBUSY, ibv_dereg_mr(mr)) TH_LOG("deregistered while bound");
+	pair_down(q);
+
+	PAIR_UP(q, NULL);
+	ASSERT_EQ(0, post_op(q->qp[0], IBV_WR_RDMA_WRITE, 1, &ss, 1,
+			     raddr(B_, DST + 4096), rkey, 0));
+	check_wc(_metadata, "WRITE through the window of a destroyed QP",
+		 q->cq[0], WANT(.wr_id = 1, .status = IBV_WC_REM_ACCESS_ERR,
+				.qp_num = QPN(q, 0)));
+	check_untouched(_metadata, "window of a destroyed QP",
+			B_->buf + DST + 4096, 512);
+	pair_down(q);
+	EXPECT_EQ(0, ibv_dereg_mr(mr)) TH_LOG("region still held by the window");
+	EXPECT_EQ(0, ibv_dealloc_mw(mw));
+}
+
+/*
  * Windows as rdma-core's own tests (pyverbs) bind them: with the region's
  * access set, LOCAL_WRITE included, which a window ignores; a type 1
  * window unbound by a zero-length bind; a type 2 window bound, invalidated

@@ -201,6 +201,7 @@ enum sroce_dev_state {
  *	rkey, @iova, @length and @access its binding, @valid whether bound
  * @mw_type: IB_MW_TYPE_1 or IB_MW_TYPE_2
  * @mw_qpn: type 2: the QP it was bound through, the only one it serves
+ * @mw_qp_entry: type 2, bound: entry in that QP's &sroce_qp.mw_bound
  * @mw_mr: the region it is bound to
  * @mw_binds: windows bound to this region (deregistration is refused)
  * @dying: being deregistered or deallocated: no new binding (mw_lock)
@@ -226,6 +227,7 @@ struct sroce_mr {
 	bool mw;
 	u8 mw_type;
 	u32 mw_qpn;
+	struct list_head mw_qp_entry;
 	struct sroce_mr *mw_mr;
 	atomic_t mw_binds;
 	bool dying;
@@ -654,6 +656,8 @@ struct sroce_tx_credit {
  * @sq_sig_all: every send WQE completes
  * @kernel: created by a kernel consumer, which posts through the verbs
  * @mcast_attached: multicast groups it is attached to (mcast_lock)
+ * @mw_bound: type 2 memory windows bound through it (the device's
+ *	mw_lock); they are invalidated when it is destroyed
  * @sq_post_lock: serialises kernel posters to @sq
  * @rq_post_lock: serialises kernel posters to @rq
  * @sq: send ring (user or kernel consumer produces)
@@ -682,6 +686,7 @@ struct sroce_qp {
 	bool sq_sig_all;
 	bool kernel;
 	u32 mcast_attached;
+	struct list_head mw_bound;
 	spinlock_t sq_post_lock;	/* kernel posters to sq */
 	spinlock_t rq_post_lock;	/* kernel posters to rq */
 	struct sroce_ring sq;
@@ -836,6 +841,7 @@ const struct sroce_av *sroce_av_lookup_rcu(struct sroce_dev *sdev,
 int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int sroce_dealloc_mw(struct ib_mw *ibmw);
 int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w);
+void sroce_mw_unbind_qp(struct sroce_qp *qp);
 int sroce_mw_invalidate(struct sroce_qp *qp, struct sroce_mr *win);
 struct sroce_mr *sroce_mw_resolve(struct sroce_mr *win, struct sroce_qp *qp,
 				  u64 va, u64 end, int access);

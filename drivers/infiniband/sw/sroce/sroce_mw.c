@@ -31,6 +31,7 @@ int sroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		return -ENOMEM;
 	win->mw = true;
 	win->mw_type = ibmw->type;
+	INIT_LIST_HEAD(&win->mw_qp_entry);
 	win->ibmr.pd = ibmw->pd;
 	err = sroce_mr_insert(sdev, win, true);
 	if (err) {
@@ -47,6 +48,7 @@ static void sroce_mw_unbind_locked(struct sroce_mr *win)
 {
 	if (!win->valid)
 		return;
+	list_del_init(&win->mw_qp_entry);
 	WRITE_ONCE(win->valid, false);
 	atomic_dec(&win->mw_mr->mw_binds);
 	win->mw_mr = NULL;
@@ -161,6 +163,8 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 	win->length = len;
 	win->access = access;
 	win->mw_qpn = qp->ibqp.qp_num;
+	if (win->mw_type == IB_MW_TYPE_2)
+		list_add(&win->mw_qp_entry, &qp->mw_bound);
 	WRITE_ONCE(win->key, new_rkey);
 	/* Release: the binding is complete before the window is valid. */
 	smp_store_release(&win->valid, true);
@@ -192,6 +196,24 @@ int sroce_mw_invalidate(struct sroce_qp *qp, struct sroce_mr *win)
 		sroce_mw_unbind_locked(win);
 	spin_unlock(&sdev->mw_lock);
 	return err;
+}
+
+/**
+ * sroce_mw_unbind_qp() - invalidate the type 2 windows bound through a QP.
+ * @qp: the QP, being destroyed
+ *
+ * They serve only that QP, and a later QP with its number must not
+ * inherit them; their regions become free to deregister.
+ */
+void sroce_mw_unbind_qp(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_mr *win, *next;
+
+	spin_lock_bh(&sdev->mw_lock);
+	list_for_each_entry_safe(win, next, &qp->mw_bound, mw_qp_entry)
+		sroce_mw_unbind_locked(win);
+	spin_unlock_bh(&sdev->mw_lock);
 }
 
 /**

@@ -175,6 +175,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	mutex_init(&qp->lock);
 	qp->kernel = !udata;
+	INIT_LIST_HEAD(&qp->mw_bound);
 	spin_lock_init(&qp->sq_post_lock);
 	spin_lock_init(&qp->rq_post_lock);
 	qp->state = IB_QPS_RESET;
@@ -291,6 +292,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock(&qp->resp_lock);
 	spin_unlock_bh(&qp->req_lock);
 	sroce_mcast_detach_all(qp);
+	sroce_mw_unbind_qp(qp);
 	xa_erase(&sdev->qp_xa, ibqp->qp_num);
 	sroce_tx_credit_detach(qp);
 	/* Receivers and destructors found the QP under RCU; wait for them. */
