@@ -97,7 +97,8 @@ int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		goto out;
 	}
 	WRITE_ONCE(g->qps[g->nqp], qp);
-	WRITE_ONCE(g->nqp, g->nqp + 1);
+	/* Release: a reader that counts the new slot finds the QP in it. */
+	smp_store_release(&g->nqp, g->nqp + 1);
 	qp->mcast_attached++;
 out:
 	spin_unlock_bh(&sdev->mcast_lock);
@@ -185,7 +186,8 @@ void sroce_mcast_rcv(struct sroce_dev *sdev, struct sroce_pkt *pkt)
 		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
 		return;
 	}
-	n = READ_ONCE(g->nqp);
+	/* Acquire: pairs with the release in sroce_attach_mcast(). */
+	n = smp_load_acquire(&g->nqp);
 	for (i = 0; i < n; i++)
 		sroce_ud_rcv(READ_ONCE(g->qps[i]), pkt);
 }
