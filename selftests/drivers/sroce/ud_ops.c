@@ -316,8 +316,27 @@ TEST_F(ud, controlled_qkey_uses_the_qps_own)
 	EXPECT_EQ(2, wc.wr_id);
 }
 
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	return ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) ? -1 : a.qp_state;
+}
+
+/*
+ * A datagram longer than the path MTU fails locally. IBA 10.3.1: the send
+ * queue stops (SQE) and flushes what is posted, receives go on, and the
+ * consumer moves the QP back to RTS (as the MAD layer does for QP1).
+ */
 TEST_F(ud, larger_than_mtu_fails_locally)
 {
+	struct ibv_sge s = { (uintptr_t)self->buf, 64, self->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0x77, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS,
+				   .cur_qp_state = IBV_QPS_SQE };
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, post_recv(self, 3, GRH + 4096));
@@ -325,6 +344,35 @@ TEST_F(ud, larger_than_mtu_fails_locally)
 	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
 	EXPECT_EQ(0, poll_one(self->cq[1], &wc, 300));
+	EXPECT_EQ(IBV_QPS_SQE, qp_state(self->qp[0]));
+
+	/* Receives go on: a datagram from the other QP arrives. */
+	ASSERT_EQ(0, post_recv_on(self, self->qp[0], 0x31, RECV_OFF, GRH + 64));
+	wr.wr.ud.ah = self->ah;
+	wr.wr.ud.remote_qpn = self->qp[0]->qp_num;
+	wr.wr.ud.remote_qkey = QKEY;
+	ASSERT_EQ(0, ibv_post_send(self->qp[1], &wr, &bad));
+	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("receive in SQE");
+	EXPECT_EQ(0x31, wc.wr_id);
+
+	/* Sends posted meanwhile are flushed. */
+	ASSERT_EQ(0, post_send(self, self->ah, 64, QKEY, false));
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+
+	/* Back to RTS, sending works again; the first receive takes it. */
+	ASSERT_EQ(0, ibv_modify_qp(self->qp[0], &rts,
+				   IBV_QP_STATE | IBV_QP_CUR_STATE));
+	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->qp[0]));
+	ASSERT_EQ(0, post_send(self, self->ah, 64, QKEY, false));
+	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(3, wc.wr_id);
 }
 
 TEST_F(ud, receive_too_small_fails_that_receive_only)

@@ -900,6 +900,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 void sroce_qp_set_error(struct sroce_qp *qp);
 void sroce_qp_sq_doorbell(struct sroce_qp *qp);
 void sroce_qp_rq_doorbell(struct sroce_qp *qp);
+void sroce_qp_set_sq_error(struct sroce_qp *qp);
 void sroce_qp_bad_ring(struct sroce_qp *qp);
 struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn);
 

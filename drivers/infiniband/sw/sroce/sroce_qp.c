@@ -86,8 +86,11 @@ static int sroce_qp_alloc_shadow(struct sroce_qp *qp, u32 rwqe_size)
 /* Complete everything outstanding of a QP in the error state. */
 static void sroce_qp_flush(struct sroce_qp *qp)
 {
+	enum ib_qp_state state;
+
 	spin_lock_bh(&qp->req_lock);
-	if (sroce_qp_state(qp) == IB_QPS_ERR)
+	state = sroce_qp_state(qp);
+	if (state == IB_QPS_ERR || state == IB_QPS_SQE)
 		sroce_req_flush(qp);
 	spin_unlock_bh(&qp->req_lock);
 	spin_lock_bh(&qp->resp_lock);
@@ -113,6 +116,24 @@ void sroce_qp_set_error(struct sroce_qp *qp)
 	if (sroce_qp_state(qp) == IB_QPS_ERR)
 		return;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	if (!qp->dead)
+		queue_work(sroce_data_wq, &qp->err_work);
+}
+
+/**
+ * sroce_qp_set_sq_error() - a datagram QP's send failed locally.
+ * @qp: a UD or GSI queue pair
+ *
+ * IBA 10.3.1: the send queue stops (SQE) and what is posted to it is
+ * flushed, while receives go on; the consumer moves it back to RTS (the
+ * MAD layer does so for QP1).
+ * Context: req_lock held.
+ */
+void sroce_qp_set_sq_error(struct sroce_qp *qp)
+{
+	if (sroce_qp_state(qp) != IB_QPS_RTS)
+		return;
+	WRITE_ONCE(qp->state, IB_QPS_SQE);
 	if (!qp->dead)
 		queue_work(sroce_data_wq, &qp->err_work);
 }
@@ -396,13 +417,12 @@ static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 	spin_lock_bh(&qp->req_lock);
 	spin_lock(&qp->resp_lock);
 	/*
-	 * The data path may have failed the QP since @cur was read; a move
-	 * to the error state or to reset is still one to make (a ULP's
-	 * ib_drain_qp() must not fail because the QP failed first).
+	 * The data path may have moved the QP on (to SQE or ERR) since @cur
+	 * was read; a move to the error state or to reset is still one to
+	 * make (a ULP's ib_drain_qp() must not fail because the QP failed
+	 * first).
 	 */
-	if (qp->state != cur &&
-	    !(qp->state == IB_QPS_ERR &&
-	      (next == IB_QPS_ERR || next == IB_QPS_RESET))) {
+	if (qp->state != cur && next != IB_QPS_ERR && next != IB_QPS_RESET) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -586,6 +606,7 @@ void sroce_qp_sq_doorbell(struct sroce_qp *qp)
 		sroce_req_kick_any(qp);
 		break;
 	case IB_QPS_ERR:
+	case IB_QPS_SQE:
 		if (sroce_can_disable_bh())
 			sroce_qp_flush(qp);
 		else

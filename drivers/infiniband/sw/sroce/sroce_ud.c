@@ -86,7 +86,9 @@ static int sroce_ud_send_one(struct sroce_qp *qp, struct sroce_send_wqe *w,
  * @qp: a UD or GSI queue pair
  * @budget: packets to send at most
  *
- * A WQE that fails locally completes in error and fails the QP.
+ * A WQE that fails locally completes in error and stops the send queue
+ * (SQE), which then flushes what is posted until the consumer moves the
+ * QP back to RTS; receives go on.
  * Context: req_lock held, BH disabled.
  * Return: true when it stopped only for the budget (or for memory).
  */
@@ -97,6 +99,10 @@ bool sroce_ud_progress(struct sroce_qp *qp, int budget)
 	int status;
 
 	while (budget > 0) {
+		if (sroce_qp_state(qp) == IB_QPS_SQE && !qp->dead) {
+			sroce_req_flush(qp);
+			return false;
+		}
 		if (sroce_qp_state(qp) != IB_QPS_RTS || qp->dead)
 			return false;
 		if (!sroce_req_next_ready(qp))
@@ -114,7 +120,8 @@ bool sroce_ud_progress(struct sroce_qp *qp, int budget)
 		req->next++;
 		req->started = req->next;
 		if (status != IB_WC_SUCCESS) {
-			sroce_req_fail(qp, status);
+			sroce_req_complete(qp, status);
+			sroce_qp_set_sq_error(qp);
 			return false;
 		}
 		sroce_req_complete(qp, IB_WC_SUCCESS);
@@ -179,7 +186,8 @@ void sroce_ud_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 	spin_lock(&qp->resp_lock);
 	state = sroce_qp_state(qp);
-	if ((state != IB_QPS_RTR && state != IB_QPS_RTS) || qp->dead) {
+	if ((state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	     state != IB_QPS_SQE) || qp->dead) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_QP_STATE);
 		goto out;
 	}
