@@ -11,7 +11,9 @@
 # error, flushed receive), and after each error ib_drain_qp(), a reset
 # and a new connection that works; an FRMR re-registered while the peer's
 # WRITEs and READs through it are mid-copy (kprobes hold the copies) must
-# keep every byte in the old pages. It runs over one device
+# keep every byte in the old pages; a destroyed QP's unpolled completions
+# go with it; a completion handler of the test's own posts the next
+# WRITE to the QP it handles. It runs over one device
 # (loopback) and between two devices across a veth into another netns.
 # The module's load status is the verdict; its log lines are shown.
 # shellcheck source=selftests/drivers/sroce/lib.sh

@@ -9,6 +9,7 @@
 #include <linux/bits.h>
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
+#include <linux/irq_work.h>
 #include <linux/in6.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
@@ -398,6 +399,9 @@ static inline void *sroce_ring_entry(const struct sroce_ring *ring, u32 idx)
  *	is raised once, so a consumer that never reads its events cannot
  *	make the kernel queue one per lost completion
  * @user: user space made it (it counts against the users' share)
+ * @kernel_events: a kernel CQ's SROCE_CQ_EV_* bits raised, not delivered
+ * @notify_work: delivers them from interrupt context, away from the data
+ *	path's locks, as a hardware CQ's interrupt would
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
@@ -407,6 +411,13 @@ struct sroce_cq {
 	u8 notify;
 	bool overrun;
 	bool user;
+	unsigned long kernel_events;
+	struct irq_work notify_work;
+};
+
+enum {
+	SROCE_CQ_EV_COMP,	/* comp_handler */
+	SROCE_CQ_EV_ERR,	/* IB_EVENT_CQ_ERR */
 };
 
 /**
@@ -674,6 +685,8 @@ struct sroce_tx_credit {
  * @req_work: continues sending where a softirq pass stopped
  * @resp_work: sends read responses too large for one softirq pass
  * @err_work: completes everything outstanding after a data-path error
+ * @event_work: delivers a kernel QP's async events (@events_pending)
+ * @events_pending: enum ib_event_type bits raised and not yet delivered
  */
 struct sroce_qp {
 	struct ib_qp ibqp;
@@ -703,6 +716,8 @@ struct sroce_qp {
 	struct work_struct req_work;
 	struct work_struct resp_work;
 	struct work_struct err_work;
+	struct work_struct event_work;
+	unsigned long events_pending;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -900,6 +915,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 void sroce_qp_set_error(struct sroce_qp *qp);
 void sroce_qp_sq_doorbell(struct sroce_qp *qp);
 void sroce_qp_rq_doorbell(struct sroce_qp *qp);
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
 void sroce_qp_set_sq_error(struct sroce_qp *qp);
 void sroce_qp_bad_ring(struct sroce_qp *qp);
 struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn);

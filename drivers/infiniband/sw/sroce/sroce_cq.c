@@ -3,9 +3,7 @@
  * Completion queues. A CQ is a ring of struct sroce_cqe shared with the
  * process that owns it: the kernel produces, the provider polls without a
  * system call. Arming for completion events goes through the kernel.
- *
- * Only user CQs exist for now: kernel consumers need kernel queue pairs
- * as well before the rdma core offers them the device.
+ * Kernel consumers' CQs use the same ring, polled by sroce_kverbs.c.
  */
 #include "sroce.h"
 
@@ -41,6 +39,47 @@ static int sroce_cq_check_udata(struct ib_udata *udata)
 	return 0;
 }
 
+/* A kernel CQ's completion event and CQ error, in interrupt context. */
+static void sroce_cq_notify_work(struct irq_work *work)
+{
+	struct sroce_cq *cq = container_of(work, struct sroce_cq, notify_work);
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if (test_and_clear_bit(SROCE_CQ_EV_ERR, &cq->kernel_events) &&
+	    cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	if (test_and_clear_bit(SROCE_CQ_EV_COMP, &cq->kernel_events) &&
+	    cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/*
+ * Tell the consumer. The data path posts completions with QP locks held:
+ * uverbs's handlers only queue an event, but a kernel consumer's may post
+ * to the QP, so it hears from interrupt context instead.
+ */
+static void sroce_cq_raise(struct sroce_cq *cq, int what)
+{
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if (!cq->user) {
+		set_bit(what, &cq->kernel_events);
+		irq_work_queue(&cq->notify_work);
+	} else if (what == SROCE_CQ_EV_COMP) {
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	} else if (cq->ibcq.event_handler) {
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+}
+
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    sroce_create_cq_arg_t *arg)
 {
@@ -66,6 +105,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -ENOMEM;
 
 	spin_lock_init(&cq->lock);
+	init_irq_work(&cq->notify_work, sroce_cq_notify_work);
 	err = sroce_ring_alloc(&cq->ring, attr->cqe, sizeof(struct sroce_cqe),
 			       udata ? sroce_udata_ucontext(udata) : NULL);
 	if (err)
@@ -90,6 +130,7 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
 
+	irq_work_sync(&cq->notify_work);
 	sroce_ring_free(&cq->ring);
 	sroce_budget_put(&to_sdev(ibcq->device)->num_cq, cq->user);
 	return 0;
@@ -237,15 +278,8 @@ void sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 		cq->overrun = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
 		sroce_count(sdev, SROCE_CNT_CQ_OVERFLOW);
-		if (first && cq->ibcq.event_handler) {
-			struct ib_event ev = {
-				.device = cq->ibcq.device,
-				.element.cq = &cq->ibcq,
-				.event = IB_EVENT_CQ_ERR,
-			};
-
-			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
-		}
+		if (first)
+			sroce_cq_raise(cq, SROCE_CQ_EV_ERR);
 		return;
 	}
 	memcpy(sroce_ring_entry(&cq->ring, cq->prod), cqe, sizeof(*cqe));
@@ -260,5 +294,5 @@ void sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	if (notify && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		sroce_cq_raise(cq, SROCE_CQ_EV_COMP);
 }

@@ -138,6 +138,50 @@ void sroce_qp_set_sq_error(struct sroce_qp *qp)
 		queue_work(sroce_data_wq, &qp->err_work);
 }
 
+static void sroce_qp_deliver(struct sroce_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+static void sroce_qp_event_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, event_work);
+	unsigned long bit;
+
+	for_each_set_bit(bit, &qp->events_pending, BITS_PER_LONG)
+		if (test_and_clear_bit(bit, &qp->events_pending))
+			sroce_qp_deliver(qp, bit);
+}
+
+/**
+ * sroce_qp_event() - raise an affiliated async event on a QP.
+ * @qp: the queue pair
+ * @type: the event
+ *
+ * The data path raises events with QP locks held. A kernel consumer's
+ * handler may post to the QP (or, as with hardware, expect no driver lock
+ * held), so its events go through a work item; uverbs's handler only
+ * queues the event, and gets it at once.
+ * Context: any.
+ */
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
+{
+	if (!qp->ibqp.event_handler)
+		return;
+	if (!qp->kernel) {
+		sroce_qp_deliver(qp, type);
+		return;
+	}
+	set_bit(type, &qp->events_pending);
+	queue_work(sroce_data_wq, &qp->event_work);
+}
+
 /**
  * sroce_qp_bad_ring() - the user's ring indices make no sense.
  * @qp: the queue pair whose send or receive ring they are in
@@ -148,16 +192,9 @@ void sroce_qp_set_sq_error(struct sroce_qp *qp)
  */
 void sroce_qp_bad_ring(struct sroce_qp *qp)
 {
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_QP_FATAL,
-	};
-
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_BAD_WQE);
 	sroce_qp_set_error(qp);
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	sroce_qp_event(qp, IB_EVENT_QP_FATAL);
 }
 
 /* Context: RCU read side; the QP stays valid until the caller leaves it. */
@@ -173,6 +210,7 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 	cancel_work_sync(&qp->req_work);
 	cancel_work_sync(&qp->resp_work);
 	cancel_work_sync(&qp->err_work);
+	cancel_work_sync(&qp->event_work);
 	hrtimer_cancel(&qp->timer);
 }
 
@@ -208,6 +246,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_WORK(&qp->req_work, sroce_req_work);
 	INIT_WORK(&qp->resp_work, sroce_resp_work);
 	INIT_WORK(&qp->err_work, sroce_qp_err_work);
+	INIT_WORK(&qp->event_work, sroce_qp_event_work);
 	sq_wqe_size = sroce_wqe_size(sizeof(struct sroce_send_wqe),
 				     max_t(u32, cap->max_send_sge, 1),
 				     cap->max_inline_data);

@@ -1018,15 +1018,9 @@ void sroce_resp_flush(struct sroce_qp *qp)
 	resp->uc_reuse = false;
 	if (qp->ibqp.srq) {
 		/* The SRQ's WQEs are not this QP's to flush (IBA 10.3.1). */
-		if (!resp->last_wqe_event && qp->ibqp.event_handler) {
-			struct ib_event ev = {
-				.device = qp->ibqp.device,
-				.element.qp = &qp->ibqp,
-				.event = IB_EVENT_QP_LAST_WQE_REACHED,
-			};
-
+		if (!resp->last_wqe_event) {
 			resp->last_wqe_event = true;
-			qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 		}
 		goto out;
 	}

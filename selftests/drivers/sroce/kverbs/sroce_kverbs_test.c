@@ -1077,6 +1077,111 @@ static bool kt_frmr_race_rounds(void)
 }
 
 /*
+ * A completion handler that posts to the QP whose completion it handles,
+ * as a hardware driver allows (it calls handlers from its interrupt, with
+ * no lock of its own held): each WRITE's completion posts the next, on a
+ * CQ made with ib_create_cq() and a handler of the test's own.
+ */
+#define KT_H_WRITES	16
+
+static struct ib_qp *kt_h_qp;
+static atomic_t kt_h_writes;
+static int kt_h_status;
+static struct completion kt_h_done;
+
+static int kt_h_post(void)
+{
+	struct ib_sge sge = { kt_a.dma[0], 64, kt_a.pd->local_dma_lkey };
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = kt_b.dma[0],
+		.rkey = kt_b.pd->unsafe_global_rkey,
+	};
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(kt_h_qp, &wr.wr, &bad);
+}
+
+static void kt_h_comp(struct ib_cq *cq, void *ctx)
+{
+	struct ib_wc wc;
+
+	do {
+		while (ib_poll_cq(cq, 1, &wc) == 1) {
+			if (wc.status != IB_WC_SUCCESS) {
+				kt_h_status = wc.status;
+				complete(&kt_h_done);
+				return;
+			}
+			if (atomic_inc_return(&kt_h_writes) == KT_H_WRITES) {
+				complete(&kt_h_done);
+				return;
+			}
+			kt_h_status = kt_h_post();
+			if (kt_h_status) {
+				complete(&kt_h_done);
+				return;
+			}
+		}
+	} while (ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
+}
+
+static bool kt_handler_posts(void)
+{
+	struct ib_cq_init_attr cattr = { .cqe = 16 };
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp *qb = NULL, *save_a = kt_a.qp, *save_b = kt_b.qp;
+	struct ib_cq *cq;
+	bool ok = false;
+
+	cq = ib_create_cq(kt_a.dev, kt_h_comp, NULL, NULL, &cattr);
+	if (!kt_expect(!IS_ERR(cq), "ib_create_cq: %ld", PTR_ERR(cq)))
+		return false;
+	init.send_cq = cq;
+	init.recv_cq = kt_a.cq;
+	kt_h_qp = ib_create_qp(kt_a.pd, &init);
+	init.send_cq = kt_b.cq;
+	init.recv_cq = kt_b.cq;
+	qb = ib_create_qp(kt_b.pd, &init);
+	if (!kt_expect(!IS_ERR(kt_h_qp) && !IS_ERR(qb), "ib_create_qp")) {
+		kt_h_qp = IS_ERR(kt_h_qp) ? NULL : kt_h_qp;
+		qb = IS_ERR(qb) ? NULL : qb;
+		goto out;
+	}
+	kt_a.qp = kt_h_qp;
+	kt_b.qp = qb;
+	if (!kt_expect(!kt_connect(&kt_a, &kt_b, 11, 13) &&
+		       !kt_connect(&kt_b, &kt_a, 13, 11), "connect"))
+		goto out;
+	init_completion(&kt_h_done);
+	atomic_set(&kt_h_writes, 0);
+	kt_h_status = 0;
+	ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+	if (!kt_expect(!kt_h_post(), "first post"))
+		goto out;
+	ok = kt_expect(wait_for_completion_timeout(&kt_h_done, KT_TIMEOUT),
+		       "%d of %d WRITEs completed: the handler's post hung",
+		       atomic_read(&kt_h_writes), KT_H_WRITES) &&
+	     kt_expect(!kt_h_status, "status %d", kt_h_status);
+out:
+	kt_a.qp = save_a;
+	kt_b.qp = save_b;
+	if (kt_h_qp)
+		ib_destroy_qp(kt_h_qp);
+	kt_h_qp = NULL;
+	if (qb)
+		ib_destroy_qp(qb);
+	ib_destroy_cq(cq);
+	return ok;
+}
+
+/*
  * An SRQ on B, filled with ib_post_srq_recv: a second pair of QPs, B's
  * receiving through the SRQ, takes two SENDs from it in posting order; a
  * post beyond the SRQ's size is refused with -ENOMEM at that request.
@@ -1284,6 +1389,7 @@ static int __init kt_init(void)
 	kt_report("bad_rkey_and_drain", kt_bad_rkey_and_drain());
 	kt_report("frmr_reregistration_races_access", kt_frmr_race());
 	kt_report("destroy_purges_completions", kt_destroy_purges_completions());
+	kt_report("completion_handler_posts", kt_handler_posts());
 	pr_info("sroce_kverbs_test: %d tests, %d failed\n", kt_num, kt_failed);
 	err = kt_failed ? -EIO : 0;
 out:
