@@ -112,7 +112,7 @@ TEST_F(dev, device_attrs)
 	EXPECT_EQ(1 << 18, a->max_mr);
 	EXPECT_EQ(1ULL << 34, a->max_mr_size);
 	EXPECT_EQ(1 << 14, a->max_cq);
-	EXPECT_EQ(1 << 15, a->max_cqe);
+	EXPECT_EQ(1 << 18, a->max_cqe);
 	EXPECT_EQ(1 << 16, a->max_qp);
 	EXPECT_EQ(1 << 14, a->max_srq);
 	EXPECT_EQ(1 << 16, a->max_ah);

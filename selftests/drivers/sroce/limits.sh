@@ -107,7 +107,7 @@ if grep -qw memory $CG/cgroup.controllers 2>/dev/null; then
 	echo 16M >"$CG/sroce$SR_TAG/memory.max"
 	out=$(sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" "$3" rings 100' \
 		- "$CG/sroce$SR_TAG" "$LIM" "$DEV")
-	sr_log "memory cgroup of 16 MiB, CQs of max_cqe: $out"
+	sr_log "memory cgroup of 16 MiB, CQs of 2 MiB: $out"
 	read -r _ _ made _ bytes _ err <<<"$out"
 	sr_check "memory cgroup: ring memory stops at its 16 MiB (ENOMEM)" \
 		test "${bytes:-0}" -le $((16 << 20)) -a "${made:-0}" -gt 0 -a "$err" = 12
@@ -116,7 +116,7 @@ else
 fi
 out=$(ulimit -l 4096 && setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock \
 	"$LIM" "$DEV" rings 100)
-sr_log "RLIMIT_MEMLOCK 4 MiB, CQs of max_cqe: $out"
+sr_log "RLIMIT_MEMLOCK 4 MiB, CQs of 2 MiB: $out"
 read -r _ _ made _ bytes _ err <<<"$out"
 sr_check "RLIMIT_MEMLOCK: ring memory stops at 4 MiB (ENOMEM)" \
 	test "${bytes:-0}" -le $((4 << 20)) -a "${made:-0}" -gt 0 -a "$err" = 12

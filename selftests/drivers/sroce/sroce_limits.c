@@ -14,7 +14,7 @@
  *                               print "keys N repeated R stepped S": keys
  *                               handed out more than once, and next keys
  *                               whose low byte is the last one's plus one
- *   sroce_limits DEV rings N    create up to N CQs of max_cqe entries;
+ *   sroce_limits DEV rings N    create up to N CQs of 32768 entries (2 MiB);
  *                               print "rings made M bytes B errno E", B
  *                               the ring memory they hold
  *   sroce_limits DEV hog        take every CQ, QP, MR, AH and PD the
@@ -112,14 +112,14 @@ static int key_reuse(struct ibv_pd *pd, int n)
 	return 0;
 }
 
-/* CQs of max_cqe entries until refused or @n: ring memory is charged. */
-static int make_rings(struct ibv_context *ctx, int max_cqe, int n)
+/* CQs of @cqe entries until refused or @n: ring memory is charged. */
+static int make_rings(struct ibv_context *ctx, int cqe, int n)
 {
 	unsigned long long bytes = 0;
 	int made, err = 0;
 
 	for (made = 0; made < n && made < MAX_OBJS; made++) {
-		struct ibv_cq *cq = ibv_create_cq(ctx, max_cqe, NULL, NULL, 0);
+		struct ibv_cq *cq = ibv_create_cq(ctx, cqe, NULL, NULL, 0);
 
 		if (!cq) {
 			err = errno;
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 	if (!pd || !cq)
 		return 1;
 	if (!strcmp(kind, "rings"))
-		return argc < 4 ? 64 : make_rings(ctx, attr.max_cqe, atoi(argv[3]));
+		return argc < 4 ? 64 : make_rings(ctx, 32768, atoi(argv[3]));
 	if (!strcmp(kind, "keys"))
 		return argc < 4 ? 64 : key_reuse(pd, atoi(argv[3]));
 	if (!strcmp(kind, "memlock")) {

@@ -33,8 +33,12 @@
 #define SROCE_MAX_PD		BIT(16)
 #define SROCE_MAX_MR		BIT(18)
 #define SROCE_MAX_CQ		BIT(14)
-/* As much as rxe's 32767 (rings are powers of two): 2 MiB of ring. */
-#define SROCE_MAX_CQE		BIT(15)
+/*
+ * What real clients ask for: libfabric's ofi_rxm opens a CQ of (tx + rx
+ * queue size) * 256 entries, beyond rxe's 32767 (on which it fails) and
+ * beyond 2^17. 16 MiB of ring, charged to its user like all ring memory.
+ */
+#define SROCE_MAX_CQE		BIT(18)
 #define SROCE_RING_MAX_ENTRIES	BIT(24)
 #define SROCE_MAX_QP		BIT(16)
 #define SROCE_MAX_QP_WR		BIT(14)
