@@ -448,7 +448,7 @@ static void op_raw(struct pools *p)
 
 	for (i = 0; i < in_words; i++)
 		words[i] = rnd() % 4 ? (uint32_t)rnd() : rnd() % 16;
-	h->command = cmds[rnd() % (sizeof(cmds) / sizeof(cmds[0]))];
+	h->command = cmds[rnd() % ARRAY_SIZE(cmds)];
 	h->in_words = in_words;
 	h->out_words = rnd() % 64;
 	ptr = (uintptr_t)scratch;
@@ -533,7 +533,7 @@ static void anchor_pair(struct pools *p)
 	op_revive(p);
 }
 
-static int fuzz(const char *dev, int secs)
+static int fuzz_process(const char *dev, int secs)
 {
 	static void (*const ops[])(struct pools *) = {
 		op_pd, op_cq, op_cq, op_qp, op_qp, op_qp, op_mr, op_mw,
@@ -555,7 +555,7 @@ static int fuzz(const char *dev, int secs)
 	p.gid_index = find_gid(&p);
 	anchor_pair(&p);
 	while (time(NULL) < end) {
-		ops[rnd() % (sizeof(ops) / sizeof(ops[0]))](&p);
+		ops[rnd() % ARRAY_SIZE(ops)](&p);
 		n++;
 	}
 	printf("fuzz %d ops %ld ok %ld errno %ld rts %ld\n", getpid(), n, p.ok,
@@ -606,7 +606,7 @@ int main(int argc, char **argv)
 		if (!pid) {
 			seed = strtoull(argv[4], NULL, 0) * 0x9e3779b97f4a7c15ull +
 			       i + 1;
-			return fuzz(argv[1], secs);
+			return fuzz_process(argv[1], secs);
 		}
 	}
 	while ((pid = wait(&status)) > 0) {
