@@ -25,8 +25,8 @@ sr_log "seed $SEED"
 sr_check "4 processes, $SECS s of random verbs and raw commands" \
 	sr_run_indented timeout -k 10 $((SECS + 120)) \
 	"$FUZZ" "$DEV" "$SECS" 4 "$SEED"
-sr_log "counters after the fuzzing:" $(cd "/sys/class/infiniband/$DEV/ports/1/hw_counters" &&
-	grep -v '^0$' -- * 2>/dev/null | tr '\n' ' ')
+sr_log "counters after the fuzzing: $(cd "/sys/class/infiniband/$DEV/ports/1/hw_counters" &&
+	grep -v '^0$' -- * 2>/dev/null | tr '\n' ' ')"
 sr_check "the device still carries RC WRITE and READ" \
 	sr_run_indented env SROCE_DEV_A="$DEV" "$RC_OPS" -t rdma_write \
 	-t rdma_read
