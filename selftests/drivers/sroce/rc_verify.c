@@ -101,11 +101,18 @@ static int tcp_connect(const char *host, const char *port, int server)
 		fd = conn;
 		goto out;
 	}
-	/* The server may not listen yet: retry for up to 30 s. */
+	/*
+	 * The server may not listen yet: retry for up to 30 s, each time
+	 * with a new socket (one whose connect failed keeps its error).
+	 */
 	for (tries = 0; tries < 300; tries++) {
 		if (!connect(fd, res->ai_addr, res->ai_addrlen))
 			goto out;
+		close(fd);
 		usleep(100000);
+		fd = socket(res->ai_family, SOCK_STREAM, 0);
+		if (fd < 0)
+			goto out;
 	}
 	close(fd);
 	fd = -1;
