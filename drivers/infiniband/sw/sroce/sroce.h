@@ -585,6 +585,12 @@ struct sroce_rd_record {
 };
 
 #define SROCE_REPLY_SLOTS	(2 * SROCE_MAX_RD_ATOMIC)
+/*
+ * Executed reads, atomics, ATOMIC WRITEs and FLUSHes remembered for their
+ * duplicates: more than can be outstanding, since a peer may count ATOMIC
+ * WRITE and FLUSH outside its read limit.
+ */
+#define SROCE_RD_RECORDS	(4 * SROCE_MAX_RD_ATOMIC)
 
 /**
  * struct sroce_resp - responder state, under &sroce_qp.resp_lock.
@@ -632,7 +638,7 @@ struct sroce_resp {
 	u32 aeth_psn;
 	bool last_wqe_event;
 	bool uc_reuse;
-	struct sroce_rd_record rd_done[SROCE_MAX_RD_ATOMIC];
+	struct sroce_rd_record rd_done[SROCE_RD_RECORDS];
 	u32 rd_next;
 };
 

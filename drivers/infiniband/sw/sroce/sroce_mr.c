@@ -163,7 +163,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->length = length;
 	mr->access = access;
 
-	err = sroce_mr_insert(sdev, mr, true);
+	err = sroce_mr_insert(sdev, mr, udata);
 	if (err)
 		goto err_release;
 	return &mr->ibmr;

@@ -131,9 +131,9 @@ void sroce_qp_set_error(struct sroce_qp *qp)
  */
 void sroce_qp_set_sq_error(struct sroce_qp *qp)
 {
-	if (sroce_qp_state(qp) != IB_QPS_RTS)
+	/* Only from RTS: the responder may fail the QP (ERR) meanwhile. */
+	if (cmpxchg(&qp->state, IB_QPS_RTS, IB_QPS_SQE) != IB_QPS_RTS)
 		return;
-	WRITE_ONCE(qp->state, IB_QPS_SQE);
 	if (!qp->dead)
 		queue_work(sroce_data_wq, &qp->err_work);
 }
@@ -210,7 +210,6 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 	cancel_work_sync(&qp->req_work);
 	cancel_work_sync(&qp->resp_work);
 	cancel_work_sync(&qp->err_work);
-	cancel_work_sync(&qp->event_work);
 	hrtimer_cancel(&qp->timer);
 }
 
@@ -358,6 +357,8 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Receivers and destructors found the QP under RCU; wait for them. */
 	synchronize_rcu_expedited();
 	sroce_qp_quiesce(qp);
+	/* Not in quiesce: modify holds qp->lock there, a handler may take it. */
+	cancel_work_sync(&qp->event_work);
 	sroce_tx_credit_put(qp->credit);
 	if (qp->kernel) {
 		sroce_cq_purge_qp(to_scq(ibqp->send_cq), ibqp->qp_num);
@@ -445,7 +446,8 @@ static int sroce_qp_to_rtr(struct sroce_qp *qp)
 /*
  * Make the new state visible to the data path, starting the requester or
  * responder where it begins to run. The data path may have moved the QP
- * to the error state since the checks: then the modify fails.
+ * on (to SQE or ERR) since the checks: then only a move to ERR or RESET
+ * goes on, any other modify fails.
  */
 static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 				 enum ib_qp_state next)

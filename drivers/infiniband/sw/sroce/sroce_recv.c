@@ -229,7 +229,7 @@ void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb)
 	if (!(skb_shinfo(skb)->gso_type & (SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST)))
 		goto malformed;
 	/* Segmentation starts from the MAC header, as on transmit. */
-	__skb_push(skb, skb_network_offset(skb));
+	__skb_push(skb, skb->data - skb_mac_header(skb));
 	segs = __skb_gso_segment(skb, NETIF_F_SG, false);
 	if (IS_ERR_OR_NULL(segs)) {
 		__skb_pull(skb, skb_network_offset(skb));

@@ -445,21 +445,22 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 			op = SROCE_OP_READ_RESPONSE_MIDDLE;
 		if (op != SROCE_OP_READ_RESPONSE_MIDDLE)
 			ext_len = SROCE_AETH_BYTES;
-		if (plen) {
-			mr = sroce_mr_lookup(qp, r->rkey, r->va, plen,
-					     IB_ACCESS_REMOTE_READ);
-			/* Deregistered mid-read: the requester will retry. */
-			if (!mr)
-				return true;
-		}
 	}
 	skb = sroce_tx_alloc(qp, SROCE_TRANSPORT_RC | op, r->psn, false, false,
 			     ext_len, plen, &ext, &payload);
 	if (!skb) {
-		if (mr)
-			sroce_mr_put(mr);
 		sroce_count(sroce_qp_dev(qp), SROCE_CNT_TX_DROP);
 		return false;
+	}
+	/* After the allocation: an FRMR access spans only the copy. */
+	if (plen) {
+		mr = sroce_mr_lookup(qp, r->rkey, r->va, plen,
+				     IB_ACCESS_REMOTE_READ);
+		/* Deregistered mid-read: the requester will retry. */
+		if (!mr) {
+			kfree_skb(skb);
+			return true;
+		}
 	}
 	if (ext_len) {
 		aeth = sroce_resp_aeth_value(qp, SROCE_AETH_ACK |
@@ -549,7 +550,7 @@ static void sroce_resp_record(struct sroce_resp *resp,
 			      const struct sroce_rd_record *rec)
 {
 	struct sroce_rd_record *slot =
-		&resp->rd_done[resp->rd_next++ % SROCE_MAX_RD_ATOMIC];
+		&resp->rd_done[resp->rd_next++ % SROCE_RD_RECORDS];
 
 	*slot = *rec;
 	slot->valid = true;
@@ -562,7 +563,7 @@ sroce_resp_find_record(const struct sroce_resp *resp, u32 psn, u8 op)
 	const struct sroce_rd_record *rec;
 	unsigned int i;
 
-	for (i = 0; i < SROCE_MAX_RD_ATOMIC; i++) {
+	for (i = 0; i < SROCE_RD_RECORDS; i++) {
 		rec = &resp->rd_done[i];
 		if (rec->valid && rec->op == op &&
 		    ((psn - rec->psn) & SROCE_PSN_MASK) < rec->npsn)

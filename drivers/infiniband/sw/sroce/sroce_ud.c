@@ -120,8 +120,9 @@ bool sroce_ud_progress(struct sroce_qp *qp, int budget)
 		req->next++;
 		req->started = req->next;
 		if (status != IB_WC_SUCCESS) {
-			sroce_req_complete(qp, status);
+			/* SQE first: a consumer seeing the error moves it on. */
 			sroce_qp_set_sq_error(qp);
+			sroce_req_complete(qp, status);
 			return false;
 		}
 		sroce_req_complete(qp, IB_WC_SUCCESS);

@@ -966,6 +966,12 @@ static bool kt_race_clean(void)
 }
 
 static struct kt_wait kt_inv_wait;
+/*
+ * B's registrations go through a QP of B's PD of their own, connected to
+ * itself: the stale accesses that follow an invalidation fail B's QP, and
+ * must not flush the REG_MR behind the LOCAL_INV.
+ */
+static struct kt_side kt_race_ops;
 
 /* LOCAL_INV of @rkey on B, waited for; true if it completed well. */
 static bool kt_race_inv(u32 rkey)
@@ -973,7 +979,7 @@ static bool kt_race_inv(u32 rkey)
 	struct ib_send_wr iwr = { .opcode = IB_WR_LOCAL_INV,
 				  .ex.invalidate_rkey = rkey };
 
-	return kt_run_on(&kt_b, &iwr, &kt_inv_wait) &&
+	return kt_run_on(&kt_race_ops, &iwr, &kt_inv_wait) &&
 	       kt_expect(kt_inv_wait.wc.status == IB_WC_SUCCESS,
 			 "LOCAL_INV: %d", kt_inv_wait.wc.status);
 }
@@ -989,11 +995,28 @@ static bool kt_frmr_race(void)
 
 	for (i = 0; i < ARRAY_SIZE(kt_race_probes); i++)
 		kp[i] = &kt_race_probes[i];
-	err = register_kprobes(kp, ARRAY_SIZE(kp));
-	if (!kt_expect(!err, "register_kprobes: %d", err))
+	struct ib_qp_init_attr init = {
+		.qp_type = IB_QPT_RC, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.send_cq = kt_b.cq, .recv_cq = kt_b.cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	kt_race_ops = kt_b;
+	kt_race_ops.qp = ib_create_qp(kt_b.pd, &init);
+	if (!kt_expect(!IS_ERR(kt_race_ops.qp), "ib_create_qp: %ld",
+		       PTR_ERR(kt_race_ops.qp)))
 		return false;
-	ok = kt_frmr_race_rounds();
-	unregister_kprobes(kp, ARRAY_SIZE(kp));
+	ok = kt_expect(!kt_connect(&kt_race_ops, &kt_race_ops, 21, 21),
+		       "connect the registration QP");
+	err = ok ? register_kprobes(kp, ARRAY_SIZE(kp)) : 0;
+	if (ok && kt_expect(!err, "register_kprobes: %d", err)) {
+		ok = kt_frmr_race_rounds();
+		unregister_kprobes(kp, ARRAY_SIZE(kp));
+	} else {
+		ok = false;
+	}
+	ib_destroy_qp(kt_race_ops.qp);
 	return ok;
 }
 
@@ -1027,7 +1050,7 @@ static bool kt_frmr_race_rounds(void)
 		memset(kt_b.buf[2], KT_RACE_X, KT_BUF);
 		memset(kt_b.buf[3], KT_RACE_Y, KT_BUF);
 		kt_race_reg_wr(&rwr, 2, 2 * round);
-		if (!kt_run_on(&kt_b, &rwr.wr, w) ||
+		if (!kt_run_on(&kt_race_ops, &rwr.wr, w) ||
 		    !kt_expect(w->wc.status == IB_WC_SUCCESS, "REG_MR: %d",
 			       w->wc.status))
 			return false;
@@ -1038,9 +1061,12 @@ static bool kt_frmr_race_rounds(void)
 		queue_work_on(cpumask_any_but(cpu_online_mask,
 					      raw_smp_processor_id()),
 			      system_highpri_wq, &kt_race_work);
-		/* Post once a copy through the FRMR is held (or the burst ended). */
+		/*
+		 * Post once a copy through the FRMR is held (or the burst
+		 * ended); a loaded host may start the burst late.
+		 */
 		holds = atomic_read(&kt_race_holds);
-		for (spins = 0; spins < 100000 &&
+		for (spins = 0; spins < 10000000 &&
 		     atomic_read(&kt_race_holds) == holds &&
 		     atomic_read(&kt_race_done) < KT_RACE_WRS; spins++)
 			udelay(1);
@@ -1054,7 +1080,7 @@ static bool kt_frmr_race_rounds(void)
 		rwr.wr.wr_cqe = &w->cqe;
 		rwr.wr.send_flags = IB_SEND_SIGNALED;
 		iwr.next = &rwr.wr;
-		if (!kt_expect(!ib_post_send(kt_b.qp, &iwr, &bad),
+		if (!kt_expect(!ib_post_send(kt_race_ops.qp, &iwr, &bad),
 			       "post LOCAL_INV, REG_MR") ||
 		    !kt_wait_for(iw) || !kt_wait_for(w))
 			return false;
