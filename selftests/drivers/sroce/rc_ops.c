@@ -2108,6 +2108,26 @@ static struct ibv_mr *mw_region(struct side *s, int extra)
 			  IBV_ACCESS_LOCAL_WRITE | extra);
 }
 
+/*
+ * A signaled BIND_MW work request for type 2 window @mw under @rkey:
+ * @len bytes of @mr at @addr, with the window's remote rights @access.
+ */
+static struct ibv_send_wr bind2_wr(uint64_t wr_id, struct ibv_mw *mw,
+				   uint32_t rkey, struct ibv_mr *mr,
+				   uint64_t addr, uint64_t len, int access)
+{
+	struct ibv_send_wr wr = { .wr_id = wr_id, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED };
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = addr;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = access;
+	return wr;
+}
+
 /* Bind type 1 window @mw on QP @qp and wait for the completion. */
 static int bind1(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mw *mw,
 		 struct ibv_mr *mr, uint64_t addr, uint64_t len, int access,
@@ -2221,15 +2241,8 @@ TEST_F_TIMEOUT(rc, mw_type2_bind_invalidate, T_SECS)
 	PAIR_UP(q, NULL);
 
 	rkey = ibv_inc_rkey(mw->rkey);
-	bw.wr_id = 0xb2;
-	bw.opcode = IBV_WR_BIND_MW;
-	bw.send_flags = IBV_SEND_SIGNALED;
-	bw.bind_mw.mw = mw;
-	bw.bind_mw.rkey = rkey;
-	bw.bind_mw.bind_info.mr = mr;
-	bw.bind_mw.bind_info.addr = raddr(B_, DST + 4096);
-	bw.bind_mw.bind_info.length = 4096;
-	bw.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	bw = bind2_wr(0xb2, mw, rkey, mr, raddr(B_, DST + 4096), 4096,
+		      IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_EQ(0, ibv_post_send(q->qp[1], &bw, &bad));
 	check_wc(_metadata, "type 2 bind", q->cq[1],
 		 WANT(.wr_id = 0xb2, .opcode = IBV_WC_BIND_MW,
@@ -2318,15 +2331,8 @@ TEST_F_TIMEOUT(rc, mw_type2_dies_with_its_qp, T_SECS)
 	ASSERT_NE(NULL, mw);
 	PAIR_UP(q, NULL);
 	rkey = ibv_inc_rkey(mw->rkey);
-	bw.wr_id = 0xb2;
-	bw.opcode = IBV_WR_BIND_MW;
-	bw.send_flags = IBV_SEND_SIGNALED;
-	bw.bind_mw.mw = mw;
-	bw.bind_mw.rkey = rkey;
-	bw.bind_mw.bind_info.mr = mr;
-	bw.bind_mw.bind_info.addr = raddr(B_, DST + 4096);
-	bw.bind_mw.bind_info.length = 4096;
-	bw.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	bw = bind2_wr(0xb2, mw, rkey, mr, raddr(B_, DST + 4096), 4096,
+		      IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_EQ(0, ibv_post_send(q->qp[1], &bw, &bad));
 	check_wc(_metadata, "type 2 bind", q->cq[1],
 		 WANT(.wr_id = 0xb2, .opcode = IBV_WC_BIND_MW,
@@ -2429,15 +2435,8 @@ TEST_F_TIMEOUT(rc, mw_binds_as_pyverbs, T_SECS)
 
 	/* B binds a type 2 window; A invalidates it with ibv_wr_send_inv(). */
 	rkey = ibv_inc_rkey(mw3->rkey);
-	bw.wr_id = 0xb3;
-	bw.opcode = IBV_WR_BIND_MW;
-	bw.send_flags = IBV_SEND_SIGNALED;
-	bw.bind_mw.mw = mw3;
-	bw.bind_mw.rkey = rkey;
-	bw.bind_mw.bind_info.mr = mr_b;
-	bw.bind_mw.bind_info.addr = raddr(B_, DST + 8192);
-	bw.bind_mw.bind_info.length = 4096;
-	bw.bind_mw.bind_info.mw_access_flags = rw_local;
+	bw = bind2_wr(0xb3, mw3, rkey, mr_b, raddr(B_, DST + 8192), 4096,
+		      rw_local);
 	ASSERT_EQ(0, ibv_post_send(q->qp[1], &bw, &bad));
 	check_wc(_metadata, "type 2 bind by B", q->cq[1],
 		 WANT(.wr_id = 0xb3, .opcode = IBV_WC_BIND_MW,
@@ -2527,14 +2526,8 @@ TEST_F_TIMEOUT(rc, ack_asked_before_local_op, T_SECS)
 	sw.sg_list = &ss;
 	sw.num_sge = 1;
 	sw.next = &bw;
-	bw.wr_id = 0xb2;
-	bw.opcode = IBV_WR_BIND_MW;
-	bw.send_flags = IBV_SEND_SIGNALED;
-	bw.bind_mw.mw = mw;
-	bw.bind_mw.bind_info.mr = mr;
-	bw.bind_mw.bind_info.addr = raddr(A_, DST + 4096);
-	bw.bind_mw.bind_info.length = 4096;
-	bw.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	bw = bind2_wr(0xb2, mw, 0, mr, raddr(A_, DST + 4096), 4096,
+		      IBV_ACCESS_REMOTE_WRITE);
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(0, post_recv(q->qp[1], 0x11, &rs, 1));
 		bw.bind_mw.rkey = ibv_inc_rkey(mw->rkey);

@@ -39,22 +39,32 @@ static int sroce_cq_check_udata(struct ib_udata *udata)
 	return 0;
 }
 
-/* A kernel CQ's completion event and CQ error, in interrupt context. */
-static void sroce_cq_notify_work(struct irq_work *work)
+/* Call the consumer's handler for @what (SROCE_CQ_EV_*). */
+static void sroce_cq_deliver(struct sroce_cq *cq, int what)
 {
-	struct sroce_cq *cq = container_of(work, struct sroce_cq, notify_work);
 	struct ib_event ev = {
 		.device = cq->ibcq.device,
 		.element.cq = &cq->ibcq,
 		.event = IB_EVENT_CQ_ERR,
 	};
 
-	if (test_and_clear_bit(SROCE_CQ_EV_ERR, &cq->kernel_events) &&
-	    cq->ibcq.event_handler)
+	if (what == SROCE_CQ_EV_COMP) {
+		if (cq->ibcq.comp_handler)
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	} else if (cq->ibcq.event_handler) {
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
-	if (test_and_clear_bit(SROCE_CQ_EV_COMP, &cq->kernel_events) &&
-	    cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	}
+}
+
+/* A kernel CQ's completion event and CQ error, in interrupt context. */
+static void sroce_cq_notify_work(struct irq_work *work)
+{
+	struct sroce_cq *cq = container_of(work, struct sroce_cq, notify_work);
+
+	if (test_and_clear_bit(SROCE_CQ_EV_ERR, &cq->kernel_events))
+		sroce_cq_deliver(cq, SROCE_CQ_EV_ERR);
+	if (test_and_clear_bit(SROCE_CQ_EV_COMP, &cq->kernel_events))
+		sroce_cq_deliver(cq, SROCE_CQ_EV_COMP);
 }
 
 /*
@@ -64,20 +74,12 @@ static void sroce_cq_notify_work(struct irq_work *work)
  */
 static void sroce_cq_raise(struct sroce_cq *cq, int what)
 {
-	struct ib_event ev = {
-		.device = cq->ibcq.device,
-		.element.cq = &cq->ibcq,
-		.event = IB_EVENT_CQ_ERR,
-	};
-
-	if (!cq->user) {
-		set_bit(what, &cq->kernel_events);
-		irq_work_queue(&cq->notify_work);
-	} else if (what == SROCE_CQ_EV_COMP) {
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
-	} else if (cq->ibcq.event_handler) {
-		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	if (cq->user) {
+		sroce_cq_deliver(cq, what);
+		return;
 	}
+	set_bit(what, &cq->kernel_events);
+	irq_work_queue(&cq->notify_work);
 }
 
 int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
