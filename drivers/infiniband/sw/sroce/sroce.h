@@ -20,6 +20,7 @@
 #include <rdma/sroce-abi.h>
 
 #include "sroce_compat.h"
+#include "sroce_ring.h"
 
 #define SROCE_FW_MAJOR		0
 #define SROCE_FW_MINOR		1
@@ -363,33 +364,6 @@ struct sroce_pd {
 	u32 pdn;
 	bool user;
 };
-
-/**
- * struct sroce_ring - a ring of fixed-size entries (layout: uapi header).
- * @hdr: start of the ring memory: producer and consumer indices
- * @entries: the entries, right after the header page
- * @num_entries: a power of two
- * @mask: @num_entries - 1
- * @entry_size: bytes per entry
- * @mmap: the user mapping's entry, NULL for kernel rings
- * @mmap_offset: where user space maps the ring
- * @mmap_length: bytes user space maps
- */
-struct sroce_ring {
-	struct sroce_ring_hdr *hdr;
-	void *entries;
-	u32 num_entries;
-	u32 mask;
-	u32 entry_size;
-	struct rdma_user_mmap_entry *mmap;
-	u64 mmap_offset;
-	u64 mmap_length;
-};
-
-static inline void *sroce_ring_entry(const struct sroce_ring *ring, u32 idx)
-{
-	return ring->entries + (size_t)(idx & ring->mask) * ring->entry_size;
-}
 
 /**
  * struct sroce_cq - a completion queue.
@@ -846,13 +820,6 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
 
-/* sroce_queue.c */
-int sroce_ring_alloc(struct sroce_ring *ring, u32 num_entries,
-		     u32 entry_size, struct ib_ucontext *uctx);
-void sroce_ring_free(struct sroce_ring *ring);
-int sroce_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
-void sroce_mmap_free(struct rdma_user_mmap_entry *e);
-
 /* sroce_ah.c */
 int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata);
@@ -985,6 +952,7 @@ bool sroce_req_next_ready(struct sroce_qp *qp);
 void sroce_req_complete(struct sroce_qp *qp, int status);
 void sroce_req_fail(struct sroce_qp *qp, int status);
 void sroce_req_init(struct sroce_qp *qp);
+void sroce_req_reset(struct sroce_qp *qp);
 void sroce_req_kick(struct sroce_qp *qp);
 void sroce_req_kick_any(struct sroce_qp *qp);
 void sroce_req_work(struct work_struct *work);
@@ -996,9 +964,17 @@ void sroce_req_flush(struct sroce_qp *qp);
 bool sroce_ud_progress(struct sroce_qp *qp, int budget);
 void sroce_ud_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 
+/* sroce_rq.c */
+void sroce_recv_wqe_copy(struct sroce_dev *sdev, const struct sroce_ring *ring,
+			 u32 idx, u32 max_sge, struct sroce_recv_wqe *dst);
+bool sroce_rq_take(struct sroce_qp *qp);
+void sroce_rq_release(struct sroce_qp *qp);
+void sroce_rq_flush(struct sroce_qp *qp);
+void sroce_rq_reset(struct sroce_qp *qp);
+
 /* sroce_resp.c */
-bool sroce_resp_take_rwqe(struct sroce_qp *qp);
 void sroce_resp_init(struct sroce_qp *qp);
+void sroce_resp_reset(struct sroce_qp *qp);
 void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 void sroce_resp_work(struct work_struct *work);
 void sroce_resp_flush(struct sroce_qp *qp);

@@ -138,17 +138,9 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * Entries produced and not yet consumed. The consumer index comes from
- * user memory: a value that claims more than the ring holds, or more than
- * was ever produced into it, reads as an empty ring.
- */
 static u32 sroce_cq_pending(struct sroce_cq *cq)
 {
-	u32 prod = cq->prod;
-	u32 pending = prod - READ_ONCE(cq->ring.hdr->cons);
-
-	return pending > min(cq->ring.num_entries, prod) ? 0 : pending;
+	return sroce_ring_pending(&cq->ring, cq->prod);
 }
 
 int sroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
@@ -196,7 +188,7 @@ void sroce_cq_purge_qp(struct sroce_cq *cq, u32 qpn)
 			memcpy(sroce_ring_entry(&cq->ring, idx + gone), cqe,
 			       sizeof(*cqe));
 	}
-	cq->ring.hdr->cons = cons + gone;
+	sroce_ring_release(&cq->ring, cons + gone);
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
@@ -269,12 +261,10 @@ void sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 	struct sroce_dev *sdev = to_sdev(cq->ibcq.device);
 	unsigned long flags;
 	bool notify = false;
-	u32 used;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	/* An impossible consumer index from user space reads as full. */
-	used = cq->prod - READ_ONCE(cq->ring.hdr->cons);
-	if (used >= cq->ring.num_entries) {
+	if (sroce_ring_full(&cq->ring, cq->prod)) {
 		bool first = !cq->overrun;
 
 		cq->overrun = true;
@@ -286,8 +276,7 @@ void sroce_cq_post(struct sroce_cq *cq, const struct sroce_cqe *cqe,
 	}
 	memcpy(sroce_ring_entry(&cq->ring, cq->prod), cqe, sizeof(*cqe));
 	cq->prod++;
-	/* The entry is visible before the index that publishes it. */
-	smp_store_release(&cq->ring.hdr->prod, cq->prod);
+	sroce_ring_publish(&cq->ring, cq->prod);
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED && solicited)) {
 		cq->notify = 0;

@@ -154,9 +154,7 @@ int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
 	spin_lock_irqsave(&qp->sq_post_lock, flags);
 	prod = qp->sq.hdr->prod;
 	for (; wr; wr = wr->next) {
-		/* Acquire: the requester is done with the slots before cons. */
-		if (prod - smp_load_acquire(&qp->sq.hdr->cons) >=
-		    qp->sq.num_entries) {
+		if (sroce_ring_full(&qp->sq, prod)) {
 			err = -ENOMEM;
 			break;
 		}
@@ -166,18 +164,13 @@ int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
 			break;
 		prod++;
 	}
-	/* Release: the entries are written before prod says so. */
-	smp_store_release(&qp->sq.hdr->prod, prod);
+	sroce_ring_publish(&qp->sq, prod);
 	spin_unlock_irqrestore(&qp->sq_post_lock, flags);
 	if (err)
 		*bad_wr = wr;
 
-	/*
-	 * The provider's protocol: prod, a full barrier (pairing with the
-	 * requester's between flags and prod), then ring only when asked to.
-	 */
-	smp_mb();
-	if (!(READ_ONCE(qp->sq.hdr->flags) & SROCE_RING_NEED_DOORBELL))
+	/* The provider's protocol: ring only when asked to. */
+	if (!sroce_ring_need_doorbell(&qp->sq))
 		return err;
 	/*
 	 * Loopback: the sender would also deliver, execute and complete what
@@ -188,9 +181,7 @@ int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
 	 */
 	if (qp->path.loopback && sroce_qp_state(qp) == IB_QPS_RTS &&
 	    !qp->dead) {
-		WRITE_ONCE(qp->sq.hdr->flags, 0);
-		/* Pairs with the requester's barrier between flags and prod. */
-		smp_mb();
+		sroce_ring_disarm(&qp->sq);
 		queue_work(sroce_kernel_wq, &qp->req_work);
 		return err;
 	}
@@ -222,9 +213,7 @@ int sroce_kpost_recv_ring(struct sroce_ring *ring, spinlock_t *lock,
 	spin_lock_irqsave(lock, flags);
 	prod = ring->hdr->prod;
 	for (; wr; wr = wr->next) {
-		/* Acquire: the responders are done with the slots before cons. */
-		if (prod - smp_load_acquire(&ring->hdr->cons) >=
-		    ring->num_entries) {
+		if (sroce_ring_full(ring, prod)) {
 			err = -ENOMEM;
 			break;
 		}
@@ -244,8 +233,7 @@ int sroce_kpost_recv_ring(struct sroce_ring *ring, spinlock_t *lock,
 		}
 		prod++;
 	}
-	/* Release: the entries are written before prod says so. */
-	smp_store_release(&ring->hdr->prod, prod);
+	sroce_ring_publish(ring, prod);
 	spin_unlock_irqrestore(lock, flags);
 	if (err)
 		*bad_wr = wr;
@@ -274,9 +262,7 @@ int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
 	}
 	err = sroce_kpost_recv_ring(&qp->rq, &qp->rq_post_lock,
 				    qp->cap.max_recv_sge, wr, bad_wr);
-	/* Pairs with the responder's barrier between flags and prod. */
-	smp_mb();
-	if (READ_ONCE(qp->rq.hdr->flags) & SROCE_RING_NEED_DOORBELL)
+	if (sroce_ring_need_doorbell(&qp->rq))
 		sroce_qp_rq_doorbell(qp);
 	return err;
 }
@@ -346,7 +332,7 @@ int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	for (; n < num_entries && cons != cq->prod; n++, cons++)
 		sroce_cqe_to_wc(sdev, sroce_ring_entry(&cq->ring, cons),
 				&wc[n]);
-	cq->ring.hdr->cons = cons;
+	sroce_ring_release(&cq->ring, cons);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }

@@ -290,7 +290,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_rq;
 	/* The kernel side starts idle: the first post rings. */
-	qp->sq.hdr->flags = SROCE_RING_NEED_DOORBELL;
+	sroce_ring_arm(&qp->sq);
 
 	/* Report what the rings really hold. */
 	cap->max_send_wr = qp->sq.num_entries;
@@ -453,7 +453,6 @@ static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 				 enum ib_qp_state next)
 {
 	int err = 0;
-	u32 prod;
 
 	spin_lock_bh(&qp->req_lock);
 	spin_lock(&qp->resp_lock);
@@ -469,21 +468,8 @@ static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 	}
 	switch (next) {
 	case IB_QPS_RESET:
-		/* Whatever is posted is discarded. */
-		prod = READ_ONCE(qp->sq.hdr->prod);
-		qp->req.head = prod;
-		qp->req.fetched = prod;
-		qp->req.next = prod;
-		qp->req.started = prod;
-		/* Release: pairs with the provider's acquire of cons. */
-		smp_store_release(&qp->sq.hdr->cons, prod);
-		qp->sq.hdr->flags = SROCE_RING_NEED_DOORBELL;
-		prod = READ_ONCE(qp->rq.hdr->prod);
-		qp->resp.rq_cons = prod;
-		qp->resp.in_send = false;
-		/* Release: pairs with the provider's acquire of cons. */
-		smp_store_release(&qp->rq.hdr->cons, prod);
-		qp->rq.hdr->flags = 0;
+		sroce_req_reset(qp);
+		sroce_resp_reset(qp);
 		break;
 	case IB_QPS_RTR:
 		if (cur != IB_QPS_RTR)
@@ -639,9 +625,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  */
 void sroce_qp_sq_doorbell(struct sroce_qp *qp)
 {
-	WRITE_ONCE(qp->sq.hdr->flags, 0);
-	/* Pairs with the poster's barrier between prod and flags. */
-	smp_mb();
+	sroce_ring_disarm(&qp->sq);
 	switch (sroce_qp_state(qp)) {
 	case IB_QPS_RTS:
 		sroce_req_kick_any(qp);
@@ -655,7 +639,7 @@ void sroce_qp_sq_doorbell(struct sroce_qp *qp)
 		break;
 	default:
 		/* Nothing is sent before RTS; keep asking for doorbells. */
-		WRITE_ONCE(qp->sq.hdr->flags, SROCE_RING_NEED_DOORBELL);
+		sroce_ring_arm(&qp->sq);
 		break;
 	}
 }

@@ -122,8 +122,8 @@ void sroce_req_complete(struct sroce_qp *qp, int status)
 	    req->rd_pending)
 		req->rd_pending--;
 	req->head++;
-	/* Release: the slot's last use (our copy of it) is done. */
-	smp_store_release(&qp->sq.hdr->cons, req->head);
+	/* The slot's last use (our copy of it) is done. */
+	sroce_ring_release(&qp->sq, req->head);
 	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
 	    (w->send_flags & SROCE_SEND_F_SIGNALED))
 		sroce_req_post_cqe(qp, w->wr_id, w->opcode, st->length, status);
@@ -224,21 +224,14 @@ static bool sroce_req_fetch(struct sroce_qp *qp)
 	struct sroce_swqe_state *st;
 	struct sroce_send_wqe *w;
 	const void *src;
-	u32 prod;
+	int avail;
 	u64 len;
 
-	/* Acquire: the entries before prod are written. */
-	prod = smp_load_acquire(&qp->sq.hdr->prod);
-	if (prod == req->fetched)
-		return false;
-	/*
-	 * prod may only lie in (fetched, head + entries]: behind fetched it
-	 * would have the next fetch overwrite a WQE still in use (the one
-	 * being sent, when sroce_req_more_to_send() looks ahead).
-	 */
-	if (prod - req->head > qp->sq.num_entries ||
-	    prod - req->head < req->fetched - req->head) {
-		sroce_qp_bad_ring(qp);
+	/* Our copies of the WQEs from head on are in use. */
+	avail = sroce_ring_avail(&qp->sq, req->head, req->fetched);
+	if (avail <= 0) {
+		if (avail < 0)
+			sroce_qp_bad_ring(qp);
 		return false;
 	}
 	src = sroce_ring_entry(&qp->sq, req->fetched);
@@ -488,18 +481,6 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 	return 0;
 }
 
-/* Ask for a doorbell; false unless more WQEs arrived meanwhile. */
-static bool sroce_req_arm_doorbell(struct sroce_qp *qp)
-{
-	WRITE_ONCE(qp->sq.hdr->flags, SROCE_RING_NEED_DOORBELL);
-	/* Pairs with the provider's barrier between prod and flags. */
-	smp_mb();
-	if (READ_ONCE(qp->sq.hdr->prod) == qp->req.fetched)
-		return false;
-	WRITE_ONCE(qp->sq.hdr->flags, 0);
-	return true;
-}
-
 /**
  * sroce_req_next_ready() - make sure a WQE is at req->next.
  * @qp: the queue pair, in RTS
@@ -513,7 +494,7 @@ bool sroce_req_next_ready(struct sroce_qp *qp)
 {
 	while (qp->req.next == qp->req.fetched && !sroce_req_fetch(qp))
 		if (sroce_qp_state(qp) != IB_QPS_RTS ||
-		    !sroce_req_arm_doorbell(qp))
+		    sroce_ring_idle(&qp->sq, qp->req.fetched))
 			return false;
 	return true;
 }
@@ -1059,6 +1040,24 @@ void sroce_req_init(struct sroce_qp *qp)
 }
 
 /**
+ * sroce_req_reset() - discard whatever is posted (a move to RESET).
+ * @qp: the queue pair
+ *
+ * The send queue starts idle: the first post rings.
+ * Context: req_lock held.
+ */
+void sroce_req_reset(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	req->head = sroce_ring_discard(&qp->sq);
+	req->fetched = req->head;
+	req->next = req->head;
+	req->started = req->head;
+	sroce_ring_arm(&qp->sq);
+}
+
+/**
  * sroce_req_flush() - complete every outstanding and posted send WQE.
  * @qp: queue pair in the error state
  *
@@ -1070,25 +1069,22 @@ void sroce_req_flush(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	const struct sroce_send_wqe *src;
-	u32 prod, op;
+	int avail;
+	u32 op;
 	u64 wr_id;
 
 	/* Ask for doorbells first, so a WQE posted after prod is read rings. */
-	WRITE_ONCE(qp->sq.hdr->flags, SROCE_RING_NEED_DOORBELL);
-	/* Pairs with the provider's barrier between prod and flags. */
-	smp_mb();
+	sroce_ring_arm(&qp->sq);
 	while (req->head != req->fetched)
 		sroce_req_complete(qp, IB_WC_WR_FLUSH_ERR);
-	/* Acquire: the entries before prod are written. */
-	prod = smp_load_acquire(&qp->sq.hdr->prod);
-	if (prod - req->head > qp->sq.num_entries)
-		prod = req->head + qp->sq.num_entries;
-	while (req->head != prod) {
+	/* A broken ring has nothing more to flush: the QP failed already. */
+	avail = sroce_ring_avail(&qp->sq, req->head, req->head);
+	for (; avail > 0; avail--) {
 		src = sroce_ring_entry(&qp->sq, req->head);
 		wr_id = READ_ONCE(src->wr_id);
 		op = READ_ONCE(src->opcode);
-		/* Release: the slot is read; free it before completing it. */
-		smp_store_release(&qp->sq.hdr->cons, ++req->head);
+		/* The slot is read; free it before completing it. */
+		sroce_ring_release(&qp->sq, ++req->head);
 		sroce_req_post_cqe(qp, wr_id, op, 0, IB_WC_WR_FLUSH_ERR);
 	}
 	req->fetched = req->head;

@@ -92,15 +92,7 @@ static void sroce_resp_complete_recv_ex(struct sroce_qp *qp, int status,
 		cqe.wc_flags = wc_flags;
 	}
 	resp->in_send = false;
-	/* An SRQ's slot was released when it was taken. */
-	if (!qp->ibqp.srq) {
-		/*
-		 * Release the slot before the completion appears, so a
-		 * consumer that reposts on seeing it finds room; the WQE was
-		 * copied long ago.
-		 */
-		smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
-	}
+	sroce_rq_release(qp);
 	sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, se);
 }
 
@@ -169,50 +161,6 @@ static void sroce_resp_rnr(struct sroce_qp *qp, u32 psn)
 			(qp->attr.min_rnr_timer & SROCE_AETH_VAL_MASK), psn);
 }
 
-/**
- * sroce_resp_take_rwqe() - copy the next posted receive WQE into resp->rwqe.
- * @qp: the queue pair
- *
- * Context: resp_lock held.
- * Return: false when none is posted, or when the ring's indices make no
- * sense (the QP then fails).
- */
-bool sroce_resp_take_rwqe(struct sroce_qp *qp)
-{
-	struct sroce_resp *resp = &qp->resp;
-	const struct sroce_recv_wqe *src;
-	u32 prod;
-
-	if (qp->ibqp.srq) {
-		if (!sroce_srq_take(qp))
-			return false;
-		resp->in_send = true;
-		resp->recv_off = 0;
-		return true;
-	}
-	/* Acquire: the entries before prod are written. */
-	prod = smp_load_acquire(&qp->rq.hdr->prod);
-	if (prod == resp->rq_cons)
-		return false;
-	if (prod - resp->rq_cons > qp->rq.num_entries) {
-		sroce_qp_bad_ring(qp);
-		return false;
-	}
-	src = sroce_ring_entry(&qp->rq, resp->rq_cons);
-	memcpy(resp->rwqe, src, sizeof(*src));
-	/* Too many SGEs: nothing fits, the message fails with a length error. */
-	if (resp->rwqe->num_sge > qp->cap.max_recv_sge) {
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_BAD_WQE);
-		resp->rwqe->num_sge = 0;
-	}
-	memcpy(resp->rwqe + 1, src + 1,
-	       resp->rwqe->num_sge * sizeof(struct sroce_sge));
-	resp->rq_cons++;
-	resp->in_send = true;
-	resp->recv_off = 0;
-	return true;
-}
-
 /*
  * Take the next receive WQE for the message at @psn. False if there is
  * none: then the request earns an RNR NAK, unless the QP has failed.
@@ -228,8 +176,11 @@ static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp, u32 psn)
 		resp->recv_off = 0;
 		return true;
 	}
-	if (sroce_resp_take_rwqe(qp))
+	if (sroce_rq_take(qp)) {
+		resp->in_send = true;
+		resp->recv_off = 0;
 		return true;
+	}
 	if (qp->ibqp.qp_type == IB_QPT_UC)	/* no RNR: dropped */
 		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DROP_NO_RECV);
 	else if (sroce_qp_state(qp) != IB_QPS_ERR)
@@ -991,6 +942,18 @@ void sroce_resp_init(struct sroce_qp *qp)
 }
 
 /**
+ * sroce_resp_reset() - drop the taken and posted receive WQEs (to RESET).
+ * @qp: the queue pair
+ *
+ * Context: resp_lock held.
+ */
+void sroce_resp_reset(struct sroce_qp *qp)
+{
+	qp->resp.in_send = false;
+	sroce_rq_reset(qp);
+}
+
+/**
  * sroce_resp_flush() - complete every taken and posted receive WQE.
  * @qp: queue pair in the error state
  *
@@ -999,44 +962,17 @@ void sroce_resp_init(struct sroce_qp *qp)
 void sroce_resp_flush(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
-	const struct sroce_recv_wqe *src;
-	struct sroce_cqe cqe = {
-		.status = IB_WC_WR_FLUSH_ERR,
-		.opcode = IB_WC_RECV,
-		.qp_num = qp->ibqp.qp_num,
-		.port_num = SROCE_PORT,
-	};
-	u32 prod;
 
-	/* Ask for doorbells first, so a WQE posted after prod is read rings. */
-	WRITE_ONCE(qp->rq.hdr->flags, SROCE_RING_NEED_DOORBELL);
-	/* Pairs with the provider's barrier between prod and flags. */
-	smp_mb();
 	/* Taken WQEs first: one being filled, or UC's kept for reuse. */
 	if (resp->in_send || resp->uc_reuse)
 		sroce_resp_complete_recv(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0,
 					 NULL, false);
 	resp->uc_reuse = false;
-	if (qp->ibqp.srq) {
-		/* The SRQ's WQEs are not this QP's to flush (IBA 10.3.1). */
-		if (!resp->last_wqe_event) {
-			resp->last_wqe_event = true;
-			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
-		}
-		goto out;
+	if (qp->ibqp.srq && !resp->last_wqe_event) {
+		resp->last_wqe_event = true;
+		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	}
-	/* Acquire: the entries before prod are written. */
-	prod = smp_load_acquire(&qp->rq.hdr->prod);
-	if (prod - resp->rq_cons > qp->rq.num_entries)
-		prod = resp->rq_cons + qp->rq.num_entries;
-	while (resp->rq_cons != prod) {
-		src = sroce_ring_entry(&qp->rq, resp->rq_cons);
-		cqe.wr_id = READ_ONCE(src->wr_id);
-		/* Release: the slot is read; free it before completing it. */
-		smp_store_release(&qp->rq.hdr->cons, ++resp->rq_cons);
-		sroce_cq_post(to_scq(qp->ibqp.recv_cq), &cqe, false);
-	}
-out:
+	sroce_rq_flush(qp);
 	resp->in_write = false;
 	resp->rp_head = resp->rp_tail;
 	resp->aeth_valid = false;

@@ -138,19 +138,18 @@ static void sroce_srq_event(struct sroce_srq *srq, enum ib_event_type type)
 bool sroce_srq_take(struct sroce_qp *qp)
 {
 	struct sroce_srq *srq = to_ssrq(qp->ibqp.srq);
-	struct sroce_recv_wqe *rwqe = qp->resp.rwqe;
-	const struct sroce_recv_wqe *src;
 	bool limit_reached = false;
-	u32 prod;
+	int avail;
 
 	spin_lock(&srq->lock);
-	/* Acquire: the entries before prod are written. */
-	prod = smp_load_acquire(&srq->ring.hdr->prod);
-	if (prod == srq->cons && !srq->broken) {
+	/* The WQE is copied when taken: no slot stays in use. */
+	avail = srq->broken ? -EPROTO :
+		sroce_ring_avail(&srq->ring, srq->cons, srq->cons);
+	if (!avail) {
 		spin_unlock(&srq->lock);
 		return false;
 	}
-	if (srq->broken || prod - srq->cons > srq->ring.num_entries) {
+	if (avail < 0) {
 		bool first = !srq->broken;
 
 		srq->broken = true;
@@ -160,17 +159,12 @@ bool sroce_srq_take(struct sroce_qp *qp)
 		sroce_qp_bad_ring(qp);
 		return false;
 	}
-	src = sroce_ring_entry(&srq->ring, srq->cons);
-	memcpy(rwqe, src, sizeof(*src));
-	if (rwqe->num_sge > srq->max_sge) {
-		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_BAD_WQE);
-		rwqe->num_sge = 0;
-	}
-	memcpy(rwqe + 1, src + 1, rwqe->num_sge * sizeof(struct sroce_sge));
+	sroce_recv_wqe_copy(to_sdev(qp->ibqp.device), &srq->ring, srq->cons,
+			    srq->max_sge, qp->resp.rwqe);
 	srq->cons++;
-	/* Release: the slot is copied; the producer may reuse it. */
-	smp_store_release(&srq->ring.hdr->cons, srq->cons);
-	if (srq->limit && prod - srq->cons < srq->limit) {
+	/* The slot is copied; the producer may reuse it. */
+	sroce_ring_release(&srq->ring, srq->cons);
+	if (srq->limit && (u32)(avail - 1) < srq->limit) {
 		srq->limit = 0;		/* one event per arming */
 		limit_reached = true;
 	}

@@ -152,10 +152,7 @@ static void sroce_ud_complete(struct sroce_qp *qp, struct sroce_cqe *cqe,
 
 	cqe->wr_id = resp->rwqe->wr_id;
 	resp->in_send = false;
-	if (!qp->ibqp.srq) {
-		/* Release: the slot was copied; free it before completing. */
-		smp_store_release(&qp->rq.hdr->cons, resp->rq_cons);
-	}
+	sroce_rq_release(qp);
 	sroce_cq_post(to_scq(qp->ibqp.recv_cq), cqe, se);
 }
 
@@ -198,10 +195,11 @@ void sroce_ud_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_count(sdev, SROCE_CNT_RX_DROP_BAD_QKEY);
 		goto out;
 	}
-	if (!sroce_resp_take_rwqe(qp)) {
+	if (!sroce_rq_take(qp)) {
 		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_RECV);
 		goto out;
 	}
+	qp->resp.in_send = true;
 
 	sroce_ud_grh(skb, grh, &cqe.network_hdr_type);
 	/*

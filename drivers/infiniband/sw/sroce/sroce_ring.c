@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Rings shared with user space (layout in the uapi header): allocation in
- * vmalloc memory and mapping through the rdma core's mmap entries.
+ * vmalloc memory and mapping through the rdma core's mmap entries. How
+ * each side reads and writes a ring: sroce_ring.h.
  *
  * The ring memory belongs to its mmap entry. Destroying the object only
  * removes the entry; the core frees it (sroce_mmap_free) once no mmap()
