@@ -945,23 +945,7 @@ struct sroce_pkt {
 	unsigned int payload_len;
 };
 
-/* sroce_req.c */
-struct sroce_send_wqe *sroce_swqe(struct sroce_qp *qp, u32 idx);
-struct sroce_swqe_state *sroce_sst(struct sroce_qp *qp, u32 idx);
-bool sroce_req_next_ready(struct sroce_qp *qp);
-void sroce_req_complete(struct sroce_qp *qp, int status);
-void sroce_req_fail(struct sroce_qp *qp, int status);
-void sroce_req_init(struct sroce_qp *qp);
-void sroce_req_reset(struct sroce_qp *qp);
-void sroce_req_kick(struct sroce_qp *qp);
-void sroce_req_kick_any(struct sroce_qp *qp);
-void sroce_req_work(struct work_struct *work);
-enum hrtimer_restart sroce_req_timer(struct hrtimer *timer);
-void sroce_req_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
-void sroce_req_flush(struct sroce_qp *qp);
-
 /* sroce_ud.c */
-bool sroce_ud_progress(struct sroce_qp *qp, int budget);
 void sroce_ud_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 
 /* sroce_rq.c */

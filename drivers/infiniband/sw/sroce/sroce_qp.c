@@ -11,7 +11,7 @@
  */
 #include <rdma/ib_cache.h>
 
-#include "sroce.h"
+#include "sroce_sq.h"
 
 static u32 sroce_wqe_size(u32 hdr, u32 max_sge, u32 max_inline)
 {
@@ -91,7 +91,7 @@ static void sroce_qp_flush(struct sroce_qp *qp)
 	spin_lock_bh(&qp->req_lock);
 	state = sroce_qp_state(qp);
 	if (state == IB_QPS_ERR || state == IB_QPS_SQE)
-		sroce_req_flush(qp);
+		sroce_sq_flush(qp);
 	spin_unlock_bh(&qp->req_lock);
 	spin_lock_bh(&qp->resp_lock);
 	if (sroce_qp_state(qp) == IB_QPS_ERR)
@@ -241,8 +241,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->req_lock);
 	spin_lock_init(&qp->resp_lock);
 	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	qp->timer.function = sroce_req_timer;
-	INIT_WORK(&qp->req_work, sroce_req_work);
+	qp->timer.function = sroce_comp_timer;
+	INIT_WORK(&qp->req_work, sroce_sq_work);
 	INIT_WORK(&qp->resp_work, sroce_resp_work);
 	INIT_WORK(&qp->err_work, sroce_qp_err_work);
 	INIT_WORK(&qp->event_work, sroce_qp_event_work);
@@ -468,7 +468,7 @@ static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 	}
 	switch (next) {
 	case IB_QPS_RESET:
-		sroce_req_reset(qp);
+		sroce_sq_reset(qp);
 		sroce_resp_reset(qp);
 		break;
 	case IB_QPS_RTR:
@@ -570,7 +570,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (!err && next == IB_QPS_ERR)
 		sroce_qp_flush(qp);
 	if (!err && next == IB_QPS_RTS)
-		sroce_req_kick(qp);
+		sroce_sq_kick(qp);
 out:
 	mutex_unlock(&qp->lock);
 	return err;
@@ -628,7 +628,7 @@ void sroce_qp_sq_doorbell(struct sroce_qp *qp)
 	sroce_ring_disarm(&qp->sq);
 	switch (sroce_qp_state(qp)) {
 	case IB_QPS_RTS:
-		sroce_req_kick_any(qp);
+		sroce_sq_kick_any(qp);
 		break;
 	case IB_QPS_ERR:
 	case IB_QPS_SQE:

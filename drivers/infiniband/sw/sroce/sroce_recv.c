@@ -11,7 +11,7 @@
 #include <net/ip.h>
 #include <net/ipv6.h>
 
-#include "sroce.h"
+#include "sroce_sq.h"
 #include "sroce_hdr.h"
 
 /*
@@ -132,7 +132,7 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 	}
 	sroce_count(sdev, SROCE_CNT_RX_QP_PACKETS);
 	if (sroce_opcode_is_response(pkt.opcode & SROCE_OP_MASK))
-		sroce_req_rcv(qp, &pkt);
+		sroce_comp_rcv(qp, &pkt);
 	else
 		sroce_resp_rcv(qp, &pkt);
 out:

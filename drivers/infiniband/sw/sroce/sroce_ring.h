@@ -91,6 +91,7 @@ static inline int sroce_ring_avail(const struct sroce_ring *ring, u32 base,
 /* Hand the slots before @cons back to the producer; they are read. */
 static inline void sroce_ring_release(struct sroce_ring *ring, u32 cons)
 {
+	/* Release: our reads of the slots come first. */
 	smp_store_release(&ring->hdr->cons, cons);
 }
 
@@ -105,7 +106,8 @@ static inline void sroce_ring_release(struct sroce_ring *ring, u32 cons)
 static inline bool sroce_ring_idle(struct sroce_ring *ring, u32 next)
 {
 	WRITE_ONCE(ring->hdr->flags, SROCE_RING_NEED_DOORBELL);
-	smp_mb();	/* between our flag and their prod; see the top */
+	/* Between our flag and their prod: see the top of the file. */
+	smp_mb();
 	if (READ_ONCE(ring->hdr->prod) == next)
 		return true;
 	WRITE_ONCE(ring->hdr->flags, 0);
@@ -119,14 +121,16 @@ static inline bool sroce_ring_idle(struct sroce_ring *ring, u32 next)
 static inline void sroce_ring_arm(struct sroce_ring *ring)
 {
 	WRITE_ONCE(ring->hdr->flags, SROCE_RING_NEED_DOORBELL);
-	smp_mb();	/* between our flag and their prod; see the top */
+	/* Between our flag and their prod: see the top of the file. */
+	smp_mb();
 }
 
 /* A doorbell came: no more are needed until the consumer idles again. */
 static inline void sroce_ring_disarm(struct sroce_ring *ring)
 {
 	WRITE_ONCE(ring->hdr->flags, 0);
-	smp_mb();	/* between our flag and their prod; see the top */
+	/* Between our flag and their prod: see the top of the file. */
+	smp_mb();
 }
 
 /*
@@ -156,6 +160,7 @@ static inline bool sroce_ring_full(const struct sroce_ring *ring, u32 prod)
 /* The entries before @prod are written: hand them to the consumer. */
 static inline void sroce_ring_publish(struct sroce_ring *ring, u32 prod)
 {
+	/* Release: the entries are written before prod says so. */
 	smp_store_release(&ring->hdr->prod, prod);
 }
 
@@ -174,7 +179,8 @@ static inline u32 sroce_ring_pending(const struct sroce_ring *ring, u32 prod)
 /* After publishing: whether the consumer went idle and wants a doorbell. */
 static inline bool sroce_ring_need_doorbell(const struct sroce_ring *ring)
 {
-	smp_mb();	/* between our prod and their flag; see the top */
+	/* Between our prod and their flag: see the top of the file. */
+	smp_mb();
 	return READ_ONCE(ring->hdr->flags) & SROCE_RING_NEED_DOORBELL;
 }
 

@@ -13,7 +13,7 @@
 #include <linux/ipv6.h>
 #include <rdma/ib_mad.h>
 
-#include "sroce.h"
+#include "sroce_sq.h"
 #include "sroce_hdr.h"
 
 #define SROCE_GRH_BYTES	40
@@ -100,12 +100,12 @@ bool sroce_ud_progress(struct sroce_qp *qp, int budget)
 
 	while (budget > 0) {
 		if (sroce_qp_state(qp) == IB_QPS_SQE && !qp->dead) {
-			sroce_req_flush(qp);
+			sroce_sq_flush(qp);
 			return false;
 		}
 		if (sroce_qp_state(qp) != IB_QPS_RTS || qp->dead)
 			return false;
-		if (!sroce_req_next_ready(qp))
+		if (!sroce_sq_next_ready(qp))
 			return false;
 		w = sroce_swqe(qp, req->next);
 		status = sroce_sst(qp, req->next)->status;
@@ -122,10 +122,10 @@ bool sroce_ud_progress(struct sroce_qp *qp, int budget)
 		if (status != IB_WC_SUCCESS) {
 			/* SQE first: a consumer seeing the error moves it on. */
 			sroce_qp_set_sq_error(qp);
-			sroce_req_complete(qp, status);
+			sroce_sq_complete(qp, status);
 			return false;
 		}
-		sroce_req_complete(qp, IB_WC_SUCCESS);
+		sroce_sq_complete(qp, IB_WC_SUCCESS);
 		budget--;
 	}
 	return true;

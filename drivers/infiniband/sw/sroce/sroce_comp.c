@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The RC completer (IBA 9.7.5, 9.9): ACKs, NAKs, read responses and
+ * atomic acknowledgments complete send WQEs in order. Loss recovery is
+ * go-back-N from the oldest unacknowledged PSN (a rewind of the
+ * requester), driven by a high-resolution timer (the QP's local ACK
+ * timeout, 4.096 us * 2^t) or by a sequence NAK; RNR NAKs wait out the
+ * responder's timer. The responder answers duplicates, re-executes reads
+ * and replays atomics.
+ */
+#include "sroce_sq.h"
+#include "sroce_hdr.h"
+
+/* RNR NAK timer codes in microseconds, IBA table 45. */
+static const u32 sroce_rnr_usec[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* Resend from PSN @psn: go back to the WQE and packet holding it. */
+static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	u32 end = req->off ? req->next + 1 : req->next;
+	struct sroce_swqe_state *st;
+	struct sroce_send_wqe *w;
+	u32 i, rd = 0, k;
+
+	for (i = req->head; i != end; i++) {
+		st = sroce_sst(qp, i);
+		w = sroce_swqe(qp, i);
+		k = (psn - st->first_psn) & SROCE_PSN_MASK;
+		if (k < st->npsn)
+			break;
+		if (sroce_op_is_rdatomic(w->opcode))
+			rd++;
+	}
+	if (i == end)
+		return;
+	if (sroce_op_is_rdatomic(w->opcode)) {
+		/* Asked again from the first response still missing. */
+		req->off = 0;
+		req->psn = st->first_psn;
+	} else {
+		req->off = k * qp->mtu;
+		req->psn = psn;
+		sroce_req_seek(qp, w, req->off);
+	}
+	req->next = i;
+	req->rd_pending = rd;
+	req->since_ackreq = 0;
+}
+
+/* Move the oldest unacknowledged PSN forward: progress resets retries. */
+static void sroce_comp_advance_una(struct sroce_qp *qp, u32 una)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (sroce_psn_cmp(una, req->una) <= 0)
+		return;
+	req->una = una & SROCE_PSN_MASK;
+	req->retry_left = qp->attr.retry_cnt;
+	req->rnr_left = qp->attr.rnr_retry;
+}
+
+/*
+ * Complete WQEs all of whose PSNs are acknowledged by @apsn (inclusive).
+ * A read or atomic cannot be completed by an ACK: one acknowledged past
+ * it means its response was lost, so it is asked again.
+ */
+static void sroce_comp_ack_upto(struct sroce_qp *qp, u32 apsn)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe_state *st;
+	struct sroce_send_wqe *w;
+	u32 last;
+
+	u32 una = apsn + 1;
+
+	while (req->head != req->next) {
+		st = sroce_sst(qp, req->head);
+		w = sroce_swqe(qp, req->head);
+		last = sroce_swqe_last_psn(st);
+		if (sroce_op_is_rdatomic(w->opcode) &&
+		    sroce_psn_cmp(st->first_psn, apsn) <= 0) {
+			/* Only its own responses move past an unfinished read. */
+			una = sroce_read_next_psn(qp, st);
+			if (sroce_psn_cmp(last, apsn) <= 0)
+				sroce_comp_rewind(qp, una);
+			break;
+		}
+		if (sroce_psn_cmp(last, apsn) > 0 || st->status)
+			break;
+		sroce_sq_complete(qp, IB_WC_SUCCESS);
+	}
+	sroce_comp_advance_una(qp, una);
+}
+
+static int sroce_nak_status(u8 code)
+{
+	switch (code) {
+	case SROCE_NAK_INV_REQ:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SROCE_NAK_REM_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
+static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
+{
+	struct sroce_req *req = &qp->req;
+
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RNR_NAK_RCVD);
+	if (qp->attr.rnr_retry != 7) {
+		if (!req->rnr_left) {
+			sroce_sq_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		req->rnr_left--;
+	}
+	sroce_comp_rewind(qp, psn);
+	if (qp->dead)
+		return;
+	req->rnr_wait = true;
+	hrtimer_start(&qp->timer,
+		      ns_to_ktime((u64)sroce_rnr_usec[timer] * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL_SOFT);
+}
+
+static void sroce_comp_aeth(struct sroce_qp *qp, u32 psn, u8 syn)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	u8 val = syn & SROCE_AETH_VAL_MASK;
+
+	switch (syn & SROCE_AETH_KIND_MASK) {
+	case SROCE_AETH_ACK:
+		sroce_comp_ack_upto(qp, psn);
+		break;
+	case SROCE_AETH_RNR_NAK:
+		sroce_comp_ack_upto(qp, psn - 1);
+		sroce_comp_rnr(qp, psn, val);
+		break;
+	case SROCE_AETH_NAK:
+		sroce_comp_ack_upto(qp, psn - 1);
+		if (val == SROCE_NAK_PSN_SEQ) {
+			sroce_count(sdev, SROCE_CNT_SEQ_NAK_RCVD);
+			sroce_comp_rewind(qp, psn);
+		} else {
+			sroce_sq_fail(qp, sroce_nak_status(val));
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * A read response ahead of @expect, the one awaited: that one was lost, or
+ * overtaken (paths through several CPUs' backlogs reorder). Responses are
+ * taken only in order, so this one is dropped and the read must be asked
+ * again from @expect in either case: do it now rather than at the
+ * timeout. Once per gap, so the rest of the old answer, still arriving,
+ * does not ask again and again; the timer stays armed in case the new
+ * request or its answer is lost too.
+ */
+static void sroce_comp_read_gap(struct sroce_qp *qp, u32 expect)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (req->gap_reasked && req->gap_psn == expect)
+		return;
+	req->gap_psn = expect;
+	req->gap_reasked = true;
+	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_READ_GAP_REASK);
+	sroce_comp_rewind(qp, expect);
+}
+
+/*
+ * A read response: place its payload, complete the read at the end.
+ * False when it matches nothing outstanding.
+ */
+static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_req *req = &qp->req;
+	u8 op = pkt->opcode & SROCE_OP_MASK;
+	struct sroce_swqe_state *st;
+	struct sroce_send_wqe *w;
+	u32 expect, want;
+	bool last, ends;
+	int err;
+
+	/* A response acknowledges every request before it. */
+	sroce_comp_ack_upto(qp, pkt->psn - 1);
+	if (req->head == req->next)
+		return false;
+	w = sroce_swqe(qp, req->head);
+	st = sroce_sst(qp, req->head);
+	if (w->opcode == SROCE_WR_ATOMIC_WRITE) {
+		/* Answered by one empty read response. */
+		if (pkt->psn != st->first_psn)
+			return false;
+		if (op != SROCE_OP_READ_RESPONSE_ONLY || pkt->payload_len) {
+			sroce_sq_fail(qp, IB_WC_BAD_RESP_ERR);
+			return true;
+		}
+		sroce_comp_advance_una(qp, pkt->psn + 1);
+		sroce_sq_complete(qp, IB_WC_SUCCESS);
+		return true;
+	}
+	if (w->opcode != IB_UVERBS_WR_RDMA_READ)
+		return false;
+	expect = sroce_read_next_psn(qp, st);
+	/* Behind: a duplicate. Ahead: see sroce_comp_read_gap(). */
+	if (pkt->psn != expect) {
+		if (sroce_psn_cmp(pkt->psn, expect) > 0)
+			sroce_comp_read_gap(qp, expect);
+		return false;
+	}
+	last = pkt->psn == sroce_swqe_last_psn(st);
+	want = last ? st->length - st->read_off : qp->mtu;
+	/*
+	 * A read asked again answers from its first missing response on,
+	 * starting over with FIRST (or ONLY): judge the opcode by the
+	 * packet's place at the end of the read, not at its start.
+	 */
+	ends = op == SROCE_OP_READ_RESPONSE_LAST ||
+	       op == SROCE_OP_READ_RESPONSE_ONLY;
+	if (pkt->payload_len != want || ends != last) {
+		sroce_sq_fail(qp, IB_WC_BAD_RESP_ERR);
+		return true;
+	}
+	err = sroce_sgl_place(qp, sroce_swqe_sge(w), w->num_sge, st->read_off,
+			      pkt->skb, pkt->payload_off, pkt->payload_len);
+	if (err) {
+		sroce_sq_fail(qp, err == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
+			      IB_WC_LOC_PROT_ERR);
+		return true;
+	}
+	st->read_off += pkt->payload_len;
+	sroce_comp_advance_una(qp, pkt->psn + 1);
+	if (last)
+		sroce_sq_complete(qp, IB_WC_SUCCESS);
+	return true;
+}
+
+/* An atomic's answer; false when it matches nothing outstanding. */
+static bool sroce_comp_atomic_ack(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe_state *st;
+	struct sroce_send_wqe *w;
+	struct sroce_mr *mr;
+	__be64 wire;
+	u64 orig;
+
+	sroce_comp_ack_upto(qp, pkt->psn - 1);
+	if (req->head == req->next)
+		return false;
+	w = sroce_swqe(qp, req->head);
+	st = sroce_sst(qp, req->head);
+	if (!sroce_op_is_atomic(w->opcode) || st->first_psn != pkt->psn)
+		return false;
+	memcpy(&wire, pkt->hdr + SROCE_BTH_BYTES + SROCE_AETH_BYTES,
+	       sizeof(wire));
+	orig = be64_to_cpu(wire);
+	mr = sroce_mr_lookup(qp, sroce_swqe_sge(w)->lkey,
+			     sroce_swqe_sge(w)->addr, sizeof(orig),
+			     IB_ACCESS_LOCAL_WRITE);
+	if (!mr) {
+		sroce_sq_fail(qp, IB_WC_LOC_PROT_ERR);
+		return true;
+	}
+	sroce_mr_write(mr, sroce_swqe_sge(w)->addr, &orig, sizeof(orig));
+	sroce_mr_put(mr);
+	sroce_comp_advance_una(qp, pkt->psn + 1);
+	sroce_sq_complete(qp, IB_WC_SUCCESS);
+	return true;
+}
+
+/**
+ * sroce_comp_rcv() - a response for this QP's requester.
+ * @qp: the queue pair
+ * @pkt: ACK, atomic ACK or read response, validated
+ *
+ * Context: softirq, RCU read side.
+ */
+void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_req *req = &qp->req;
+	u8 op = pkt->opcode & SROCE_OP_MASK;
+	bool used = true;
+	__be32 aeth;
+
+	spin_lock_bh(&qp->req_lock);
+	if (sroce_qp_state(qp) != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
+		sroce_count(to_sdev(qp->ibqp.device),
+			    SROCE_CNT_RX_DROP_QP_STATE);
+		goto out;
+	}
+	/* Only PSNs sent and not yet acknowledged mean anything. */
+	if (sroce_psn_cmp(pkt->psn, req->psn) >= 0 ||
+	    sroce_psn_cmp(pkt->psn, req->una - 1) < 0) {
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DROP_STALE);
+		goto out;
+	}
+
+	if (op != SROCE_OP_READ_RESPONSE_MIDDLE)
+		memcpy(&aeth, pkt->hdr + SROCE_BTH_BYTES, sizeof(aeth));
+	switch (op) {
+	case SROCE_OP_ACKNOWLEDGE:
+		sroce_comp_aeth(qp, pkt->psn,
+				be32_to_cpu(aeth) >> SROCE_AETH_SYN_SHIFT);
+		break;
+	case SROCE_OP_ATOMIC_ACKNOWLEDGE:
+		used = sroce_comp_atomic_ack(qp, pkt);
+		break;
+	default:
+		used = sroce_comp_read_resp(qp, pkt);
+		break;
+	}
+	if (!used)
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DROP_STALE);
+	if (req->una == req->psn && !req->rnr_wait)
+		hrtimer_try_to_cancel(&qp->timer);
+	sroce_sq_progress_bh(qp);
+out:
+	spin_unlock_bh(&qp->req_lock);
+}
+
+/* Retransmission timeout or the end of an RNR wait. */
+enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
+{
+	struct sroce_qp *qp = container_of(timer, struct sroce_qp, timer);
+	struct sroce_req *req = &qp->req;
+
+	spin_lock_bh(&qp->req_lock);
+	if (qp->dead || sroce_qp_state(qp) != IB_QPS_RTS)
+		goto out;
+	if (req->rnr_wait) {
+		req->rnr_wait = false;
+	} else if (req->una == req->psn) {
+		goto out;
+	} else if (req->una != req->timer_una) {
+		/* Progress since the timer was armed: wait once more. */
+		sroce_req_arm_timer(qp);
+		goto out;
+	} else if (!req->retry_left) {
+		sroce_sq_fail(qp, IB_WC_RETRY_EXC_ERR);
+		goto out;
+	} else {
+		req->retry_left--;
+		sroce_count(to_sdev(qp->ibqp.device),
+			    SROCE_CNT_RETRANSMIT_TIMEOUT);
+		sroce_comp_rewind(qp, req->una);
+	}
+	sroce_sq_progress_bh(qp);
+out:
+	spin_unlock_bh(&qp->req_lock);
+	return HRTIMER_NORESTART;
+}

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The send queue engine, for every QP type: posted WQEs are copied out of
+ * the ring once and checked (the copy is what the kernel follows; the
+ * user may rewrite the ring at any time), handed to the QP type's
+ * transmitter (RC and UC: sroce_req.c; UD and GSI: sroce_ud.c), completed
+ * in order, and flushed in the error states.
+ *
+ * Work runs where it is triggered: in the doorbell system call, in the
+ * receive softirq for ACKs, or in the timer; a pass sends at most
+ * SROCE_TX_BUDGET packets and leaves the rest to req_work.
+ */
+#include "sroce_sq.h"
+#include "sroce_hdr.h"
+
+static enum ib_wc_opcode sroce_wc_opcode(u32 op)
+{
+	switch (op) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case SROCE_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	case SROCE_WR_ATOMIC_WRITE:
+		return SROCE_WC_ATOMIC_WRITE;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static void sroce_sq_post_cqe(struct sroce_qp *qp, u64 wr_id, u32 op,
+			      u32 len, int status)
+{
+	struct sroce_cqe cqe = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = sroce_wc_opcode(op),
+		.byte_len = len,
+		.qp_num = qp->ibqp.qp_num,
+		.port_num = SROCE_PORT,
+	};
+
+	sroce_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/*
+ * Complete the WQE at the head; successful unsignaled ones stay silent.
+ * The slot is released before the completion appears: a consumer that
+ * sees the completion may post into the slot at once. The completion is
+ * built from the kernel's copy, which the next fetch alone overwrites.
+ */
+void sroce_sq_complete(struct sroce_qp *qp, int status)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_send_wqe *w = sroce_swqe(qp, req->head);
+	struct sroce_swqe_state *st = sroce_sst(qp, req->head);
+
+	if (sroce_op_is_rdatomic(w->opcode) && req->head != req->next &&
+	    req->rd_pending)
+		req->rd_pending--;
+	req->head++;
+	/* The slot's last use (our copy of it) is done. */
+	sroce_ring_release(&qp->sq, req->head);
+	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
+	    (w->send_flags & SROCE_SEND_F_SIGNALED))
+		sroce_sq_post_cqe(qp, w->wr_id, w->opcode, st->length, status);
+}
+
+/* A locally detected error: complete the head with it, fail the QP. */
+void sroce_sq_fail(struct sroce_qp *qp, int status)
+{
+	if (qp->req.head != qp->req.fetched)
+		sroce_sq_complete(qp, status);
+	sroce_qp_set_error(qp);
+}
+
+static u32 sroce_wqe_npsn(struct sroce_qp *qp, u32 op, u32 len)
+{
+	if (sroce_op_is_local(op))
+		return 0;
+	if (sroce_op_is_atomic(op) || op == SROCE_WR_ATOMIC_WRITE)
+		return 1;
+	return sroce_msg_npsn(qp, len);
+}
+
+/* Check a copied WQE; return the completion status it earns locally. */
+static int sroce_sq_check(struct sroce_qp *qp, struct sroce_send_wqe *w,
+			  const void *src, u64 *len)
+{
+	const struct sroce_sge *sge;
+	u32 op = w->opcode, i;
+	bool data_op;
+
+	data_op = op == IB_UVERBS_WR_SEND ||
+		  op == IB_UVERBS_WR_SEND_WITH_IMM ||
+		  op == IB_UVERBS_WR_SEND_WITH_INV ||
+		  op == IB_UVERBS_WR_RDMA_WRITE ||
+		  op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	*len = 0;
+	if (sroce_op_is_local(op)) {
+		/* Registrations come from kernel consumers alone. */
+		if ((qp->ibqp.qp_type != IB_QPT_RC &&
+		     qp->ibqp.qp_type != IB_QPT_UC) ||
+		    (op == SROCE_WR_REG_MR && !qp->kernel))
+			return IB_WC_LOC_QP_OP_ERR;
+		return IB_WC_SUCCESS;
+	}
+	if (!data_op && !sroce_op_is_rdatomic(op))
+		return IB_WC_LOC_QP_OP_ERR;
+	/* Its 8 bytes are in the WQE; the target must be aligned (A19). */
+	if (op == SROCE_WR_ATOMIC_WRITE)
+		return qp->ibqp.qp_type == IB_QPT_RC &&
+		       !(w->wr.atomic.remote_addr & 7) ?
+		       IB_WC_SUCCESS : IB_WC_LOC_QP_OP_ERR;
+	/* Datagrams are sends, one packet each. */
+	if ((qp->ibqp.qp_type == IB_QPT_UD ||
+	     qp->ibqp.qp_type == IB_QPT_GSI) &&
+	    op != IB_UVERBS_WR_SEND && op != IB_UVERBS_WR_SEND_WITH_IMM)
+		return IB_WC_LOC_QP_OP_ERR;
+	/* UC: sends and writes, no reads, atomics or invalidation. */
+	if (qp->ibqp.qp_type == IB_QPT_UC &&
+	    (sroce_op_is_rdatomic(op) || op == IB_UVERBS_WR_SEND_WITH_INV))
+		return IB_WC_LOC_QP_OP_ERR;
+
+	if (w->send_flags & SROCE_SEND_F_INLINE) {
+		if (!data_op || w->inline_len > qp->cap.max_inline_data)
+			return IB_WC_LOC_QP_OP_ERR;
+		memcpy(w + 1, src + sizeof(*w), w->inline_len);
+		*len = w->inline_len;
+		return IB_WC_SUCCESS;
+	}
+	if (w->num_sge > qp->cap.max_send_sge)
+		return IB_WC_LOC_QP_OP_ERR;
+	memcpy(w + 1, src + sizeof(*w), w->num_sge * sizeof(*sge));
+	sge = sroce_swqe_sge(w);
+	for (i = 0; i < w->num_sge; i++)
+		*len += sge[i].length;
+	if (sroce_op_is_atomic(op) && (w->num_sge != 1 || *len != 8))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (*len > SROCE_MAX_MSG_SIZE)
+		return IB_WC_LOC_LEN_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/* Copy and check the next posted WQE; false when none is posted. */
+bool sroce_sq_fetch(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe_state *st;
+	struct sroce_send_wqe *w;
+	const void *src;
+	int avail;
+	u64 len;
+
+	/* Our copies of the WQEs from head on are in use. */
+	avail = sroce_ring_avail(&qp->sq, req->head, req->fetched);
+	if (avail <= 0) {
+		if (avail < 0)
+			sroce_qp_bad_ring(qp);
+		return false;
+	}
+	src = sroce_ring_entry(&qp->sq, req->fetched);
+	w = sroce_swqe(qp, req->fetched);
+	st = sroce_sst(qp, req->fetched);
+	memcpy(w, src, sizeof(*w));
+	st->status = sroce_sq_check(qp, w, src, &len);
+	if (st->status != IB_WC_SUCCESS) {
+		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_BAD_WQE);
+		len = 0;
+	}
+	st->length = len;
+	st->npsn = sroce_wqe_npsn(qp, w->opcode, len);
+	st->read_off = 0;
+	req->fetched++;
+	return true;
+}
+
+/**
+ * sroce_sq_next_ready() - make sure a WQE is at req->next.
+ * @qp: the queue pair, in RTS
+ *
+ * Fetches the next posted WQE when req->next has none; with nothing
+ * posted, asks for a doorbell (and fetches what arrived meanwhile).
+ * Context: req_lock held, BH disabled.
+ * Return: false when nothing is posted (the doorbell is armed then).
+ */
+bool sroce_sq_next_ready(struct sroce_qp *qp)
+{
+	while (qp->req.next == qp->req.fetched && !sroce_sq_fetch(qp))
+		if (sroce_qp_state(qp) != IB_QPS_RTS ||
+		    sroce_ring_idle(&qp->sq, qp->req.fetched))
+			return false;
+	return true;
+}
+
+/*
+ * Hand posted WQEs to the QP type's transmitter, at most @budget packets.
+ * Return true when it stopped only for the budget (or for memory).
+ * Context: req_lock held, BH disabled.
+ */
+static bool sroce_sq_progress(struct sroce_qp *qp, int budget)
+{
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)
+		return sroce_ud_progress(qp, budget);
+	return sroce_req_progress(qp, budget);
+}
+
+/* Continue sending from softirq context; the rest goes to req_work. */
+void sroce_sq_progress_bh(struct sroce_qp *qp)
+{
+	if (sroce_sq_progress(qp, SROCE_TX_BUDGET) && !qp->dead)
+		queue_work_on(raw_smp_processor_id(), sroce_data_wq,
+			      &qp->req_work);
+}
+
+/**
+ * sroce_sq_kick() - send what is posted, from process context.
+ * @qp: the queue pair
+ *
+ * Runs in passes of SROCE_TX_BUDGET packets with softirqs allowed in
+ * between, so looped-back packets are consumed as they are produced. A
+ * user who keeps posting keeps a doorbell call busy only until a signal
+ * comes; req_work goes on from there.
+ */
+void sroce_sq_kick(struct sroce_qp *qp)
+{
+	bool more;
+
+	do {
+		if (signal_pending(current)) {
+			if (!qp->dead)
+				queue_work(sroce_data_wq, &qp->req_work);
+			return;
+		}
+		spin_lock_bh(&qp->req_lock);
+		more = sroce_sq_progress(qp, SROCE_TX_BUDGET);
+		spin_unlock(&qp->req_lock);
+		/* Datagrams may go anywhere, this device included. */
+		if (qp->path.loopback || qp->ibqp.qp_type == IB_QPT_UD ||
+		    qp->ibqp.qp_type == IB_QPT_GSI)
+			sroce_lo_drain(to_sdev(qp->ibqp.device));
+		local_bh_enable();
+		if (more)
+			cond_resched();
+	} while (more);
+}
+
+/**
+ * sroce_sq_kick_any() - send what is posted, from any context.
+ * @qp: the queue pair
+ *
+ * Where sleeping is allowed this is sroce_sq_kick(); with softirqs
+ * allowed one budgeted pass runs here and req_work does the rest; in hard
+ * interrupt context or with interrupts off, req_work does it all.
+ */
+void sroce_sq_kick_any(struct sroce_qp *qp)
+{
+	if (preemptible()) {
+		sroce_sq_kick(qp);
+	} else if (sroce_can_disable_bh()) {
+		spin_lock_bh(&qp->req_lock);
+		sroce_sq_progress_bh(qp);
+		spin_unlock_bh(&qp->req_lock);
+	} else if (!qp->dead) {
+		queue_work(sroce_data_wq, &qp->req_work);
+	}
+}
+
+void sroce_sq_work(struct work_struct *work)
+{
+	sroce_sq_kick(container_of(work, struct sroce_qp, req_work));
+}
+
+/**
+ * sroce_sq_reset() - discard whatever is posted (a move to RESET).
+ * @qp: the queue pair
+ *
+ * The send queue starts idle: the first post rings.
+ * Context: req_lock held.
+ */
+void sroce_sq_reset(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	req->head = sroce_ring_discard(&qp->sq);
+	req->fetched = req->head;
+	req->next = req->head;
+	req->started = req->head;
+	sroce_ring_arm(&qp->sq);
+}
+
+/**
+ * sroce_sq_flush() - complete every outstanding and posted send WQE.
+ * @qp: queue pair in the error state
+ *
+ * In the error state every WQE completes, signaled or not, with a flush
+ * error. Entries never copied are read from the ring for their wr_id.
+ * Context: req_lock held.
+ */
+void sroce_sq_flush(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	const struct sroce_send_wqe *src;
+	int avail;
+	u32 op;
+	u64 wr_id;
+
+	/* Ask for doorbells first, so a WQE posted after prod is read rings. */
+	sroce_ring_arm(&qp->sq);
+	while (req->head != req->fetched)
+		sroce_sq_complete(qp, IB_WC_WR_FLUSH_ERR);
+	/* A broken ring has nothing more to flush: the QP failed already. */
+	avail = sroce_ring_avail(&qp->sq, req->head, req->head);
+	for (; avail > 0; avail--) {
+		src = sroce_ring_entry(&qp->sq, req->head);
+		wr_id = READ_ONCE(src->wr_id);
+		op = READ_ONCE(src->opcode);
+		/* The slot is read; free it before completing it. */
+		sroce_ring_release(&qp->sq, ++req->head);
+		sroce_sq_post_cqe(qp, wr_id, op, 0, IB_WC_WR_FLUSH_ERR);
+	}
+	req->fetched = req->head;
+	req->next = req->head;
+	req->started = req->head;
+	req->off = 0;
+	req->rd_pending = 0;
+	req->una = req->psn;
+}
