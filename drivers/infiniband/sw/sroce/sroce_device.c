@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * sroce verb entry points: device and port queries, user contexts,
- * protection domains and counters. Verbs that are not implemented are left
- * out of the ops table so the rdma core answers them with -EOPNOTSUPP.
+ * The device as the core and its users see it: device and port queries,
+ * user contexts, and the device-wide object limits with the share kept
+ * for kernel consumers. Verbs that are not implemented are left out of
+ * the ops table (sroce_main.c) so the rdma core answers them with
+ * -EOPNOTSUPP.
  */
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
@@ -196,113 +198,4 @@ void sroce_budget_put(struct sroce_budget *b, bool user)
 	atomic_dec(&b->all);
 	if (user)
 		atomic_dec(&b->user);
-}
-
-int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct sroce_dev *sdev = to_sdev(ibpd->device);
-	struct sroce_pd *spd = to_spd(ibpd);
-	struct sroce_alloc_pd_resp resp = {};
-	int pdn, err;
-
-	if (!sroce_udata_input_ok(udata))
-		return -EINVAL;
-
-	spd->user = udata;
-	if (!sroce_budget_take(&sdev->num_pd, sdev->max_pd, spd->user))
-		return -ENOMEM;
-	pdn = ida_alloc_range(&sdev->pd_ida, 1, SROCE_MAX_PD, GFP_KERNEL);
-	if (pdn < 0) {
-		err = pdn == -ENOSPC ? -ENOMEM : pdn;
-		goto err_budget;
-	}
-	spd->pdn = pdn;
-
-	if (udata) {
-		resp.pdn = pdn;
-		err = ib_copy_to_udata(udata, &resp,
-				       min(udata->outlen, sizeof(resp)));
-		if (err)
-			goto err_ida;
-	}
-	return 0;
-
-err_ida:
-	ida_free(&sdev->pd_ida, pdn);
-err_budget:
-	sroce_budget_put(&sdev->num_pd, spd->user);
-	return err;
-}
-
-int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct sroce_dev *sdev = to_sdev(ibpd->device);
-	struct sroce_pd *spd = to_spd(ibpd);
-
-	ida_free(&sdev->pd_ida, spd->pdn);
-	sroce_budget_put(&sdev->num_pd, spd->user);
-	return 0;
-}
-
-static const struct rdma_stat_desc sroce_counter_descs[] = {
-	[SROCE_CNT_RX_ROCE_PACKETS].name = "rx_roce_packets",
-	[SROCE_CNT_RX_DROP_MALFORMED].name = "rx_drop_malformed",
-	[SROCE_CNT_RX_DROP_BAD_OPCODE].name = "rx_drop_bad_opcode",
-	[SROCE_CNT_RX_DROP_BAD_PKEY].name = "rx_drop_bad_pkey",
-	[SROCE_CNT_RX_DROP_BAD_ICRC].name = "rx_drop_bad_icrc",
-	[SROCE_CNT_RX_DROP_NO_QP].name = "rx_drop_no_qp",
-	[SROCE_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
-	[SROCE_CNT_RX_DROP_BAD_QKEY].name = "rx_drop_bad_qkey",
-	[SROCE_CNT_RX_DROP_NO_RECV].name = "rx_drop_no_recv_wqe",
-	[SROCE_CNT_RX_DROP_WRONG_PEER].name = "rx_drop_wrong_peer",
-	[SROCE_CNT_RX_QP_PACKETS].name = "rx_qp_packets",
-	[SROCE_CNT_RX_DROP_STALE].name = "rx_drop_stale_response",
-	[SROCE_CNT_RX_DUPLICATE].name = "rx_duplicate_request",
-	[SROCE_CNT_RX_OUT_OF_SEQ].name = "rx_out_of_sequence",
-	[SROCE_CNT_TX_PACKETS].name = "tx_roce_packets",
-	[SROCE_CNT_TX_DROP].name = "tx_drop",
-	[SROCE_CNT_TX_PAUSE].name = "tx_pause",
-	[SROCE_CNT_RETRANSMIT_TIMEOUT].name = "retransmit_timeout",
-	[SROCE_CNT_SEQ_NAK_RCVD].name = "seq_nak_received",
-	[SROCE_CNT_READ_GAP_REASK].name = "read_gap_reask",
-	[SROCE_CNT_RNR_NAK_RCVD].name = "rnr_nak_received",
-	[SROCE_CNT_RNR_NAK_SENT].name = "rnr_nak_sent",
-	[SROCE_CNT_NAK_SENT].name = "nak_sent",
-	[SROCE_CNT_CQ_OVERFLOW].name = "cq_overflow",
-	[SROCE_CNT_BAD_WQE].name = "bad_wqe",
-	[SROCE_CNT_RX_DROP_DUP_UNMATCHED].name = "rx_drop_unmatched_duplicate",
-	[SROCE_CNT_RX_DROP_UC_ERROR].name = "rx_drop_uc_error",
-	[SROCE_CNT_RX_GRO_SEGMENTS].name = "rx_gro_segments",
-	[SROCE_CNT_PORT_EVENTS].name = "port_events",
-};
-
-static_assert(ARRAY_SIZE(sroce_counter_descs) == SROCE_NUM_COUNTERS);
-
-u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c)
-{
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		sum += per_cpu_ptr(sdev->counters, cpu)->cnt[c];
-	return sum;
-}
-
-struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
-						u32 port)
-{
-	return rdma_alloc_hw_stats_struct(sroce_counter_descs,
-					  SROCE_NUM_COUNTERS,
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		       u32 port, int index)
-{
-	struct sroce_dev *sdev = to_sdev(ibdev);
-	int i;
-
-	for (i = 0; i < SROCE_NUM_COUNTERS; i++)
-		stats->value[i] = sroce_counter_read(sdev, i);
-	return SROCE_NUM_COUNTERS;
 }

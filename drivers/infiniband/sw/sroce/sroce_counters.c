@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Device counters: per-CPU, summed on read, exported as the port's hw
+ * counters (rdma statistic). What each counts: enum sroce_counter.
+ */
+#include "sroce.h"
+
+static const struct rdma_stat_desc sroce_counter_descs[] = {
+	[SROCE_CNT_RX_ROCE_PACKETS].name = "rx_roce_packets",
+	[SROCE_CNT_RX_DROP_MALFORMED].name = "rx_drop_malformed",
+	[SROCE_CNT_RX_DROP_BAD_OPCODE].name = "rx_drop_bad_opcode",
+	[SROCE_CNT_RX_DROP_BAD_PKEY].name = "rx_drop_bad_pkey",
+	[SROCE_CNT_RX_DROP_BAD_ICRC].name = "rx_drop_bad_icrc",
+	[SROCE_CNT_RX_DROP_NO_QP].name = "rx_drop_no_qp",
+	[SROCE_CNT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
+	[SROCE_CNT_RX_DROP_BAD_QKEY].name = "rx_drop_bad_qkey",
+	[SROCE_CNT_RX_DROP_NO_RECV].name = "rx_drop_no_recv_wqe",
+	[SROCE_CNT_RX_DROP_WRONG_PEER].name = "rx_drop_wrong_peer",
+	[SROCE_CNT_RX_QP_PACKETS].name = "rx_qp_packets",
+	[SROCE_CNT_RX_DROP_STALE].name = "rx_drop_stale_response",
+	[SROCE_CNT_RX_DUPLICATE].name = "rx_duplicate_request",
+	[SROCE_CNT_RX_OUT_OF_SEQ].name = "rx_out_of_sequence",
+	[SROCE_CNT_TX_PACKETS].name = "tx_roce_packets",
+	[SROCE_CNT_TX_DROP].name = "tx_drop",
+	[SROCE_CNT_TX_PAUSE].name = "tx_pause",
+	[SROCE_CNT_RETRANSMIT_TIMEOUT].name = "retransmit_timeout",
+	[SROCE_CNT_SEQ_NAK_RCVD].name = "seq_nak_received",
+	[SROCE_CNT_READ_GAP_REASK].name = "read_gap_reask",
+	[SROCE_CNT_RNR_NAK_RCVD].name = "rnr_nak_received",
+	[SROCE_CNT_RNR_NAK_SENT].name = "rnr_nak_sent",
+	[SROCE_CNT_NAK_SENT].name = "nak_sent",
+	[SROCE_CNT_CQ_OVERFLOW].name = "cq_overflow",
+	[SROCE_CNT_BAD_WQE].name = "bad_wqe",
+	[SROCE_CNT_RX_DROP_DUP_UNMATCHED].name = "rx_drop_unmatched_duplicate",
+	[SROCE_CNT_RX_DROP_UC_ERROR].name = "rx_drop_uc_error",
+	[SROCE_CNT_RX_GRO_SEGMENTS].name = "rx_gro_segments",
+	[SROCE_CNT_PORT_EVENTS].name = "port_events",
+};
+
+static_assert(ARRAY_SIZE(sroce_counter_descs) == SROCE_NUM_COUNTERS);
+
+u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(sdev->counters, cpu)->cnt[c];
+	return sum;
+}
+
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port)
+{
+	return rdma_alloc_hw_stats_struct(sroce_counter_descs,
+					  SROCE_NUM_COUNTERS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	int i;
+
+	for (i = 0; i < SROCE_NUM_COUNTERS; i++)
+		stats->value[i] = sroce_counter_read(sdev, i);
+	return SROCE_NUM_COUNTERS;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Device counters (sroce_counters.c): one per event and drop reason.
+ */
+#ifndef SROCE_COUNTERS_H
+#define SROCE_COUNTERS_H
+
+#include <linux/types.h>
+
+/**
+ * enum sroce_counter - device counters, exported through rdma statistic.
+ * @SROCE_CNT_RX_ROCE_PACKETS: UDP/4791 packets taken from the netdev
+ * @SROCE_CNT_RX_DROP_MALFORMED: dropped: lengths, version or pad inconsistent
+ * @SROCE_CNT_RX_DROP_BAD_OPCODE: dropped: opcode sroce does not accept
+ * @SROCE_CNT_RX_DROP_BAD_PKEY: dropped: P_Key outside the default partition
+ * @SROCE_CNT_RX_DROP_BAD_ICRC: dropped: invariant CRC mismatch
+ * @SROCE_CNT_RX_DROP_NO_QP: dropped: valid, but no queue pair to take it
+ * @SROCE_CNT_RX_DROP_QP_STATE: dropped: the queue pair cannot take it now
+ * @SROCE_CNT_RX_DROP_WRONG_PEER: dropped: not from the connected peer
+ * @SROCE_CNT_RX_DROP_BAD_QKEY: dropped: datagram with the wrong Q_Key
+ * @SROCE_CNT_RX_DROP_NO_RECV: dropped: datagram, no receive WQE posted
+ * @SROCE_CNT_RX_QP_PACKETS: valid packets handed to a queue pair (or to a
+ *	multicast group); with the drops above it adds up to RX_ROCE_PACKETS
+ * @SROCE_CNT_RX_DROP_STALE: dropped by a requester: a response outside its
+ *	PSN window or matching no outstanding request
+ * @SROCE_CNT_RX_DUPLICATE: duplicate requests answered again
+ * @SROCE_CNT_RX_OUT_OF_SEQ: requests ahead of the expected PSN
+ * @SROCE_CNT_PORT_EVENTS: port state changes dispatched to consumers
+ * @SROCE_CNT_TX_PACKETS: packets sent
+ * @SROCE_CNT_TX_DROP: packets that could not be built or queued
+ * @SROCE_CNT_TX_PAUSE: times a queue pair paused with SROCE_TX_INFLIGHT_HIGH
+ *	of its packets still queued below it
+ * @SROCE_CNT_RETRANSMIT_TIMEOUT: retransmissions after a local ACK timeout
+ * @SROCE_CNT_SEQ_NAK_RCVD: PSN sequence error NAKs received
+ * @SROCE_CNT_READ_GAP_REASK: reads asked again from a response missing
+ *	in the middle of later ones, without waiting for the timer
+ * @SROCE_CNT_RNR_NAK_RCVD: RNR NAKs received
+ * @SROCE_CNT_RNR_NAK_SENT: RNR NAKs sent (no receive WQE posted)
+ * @SROCE_CNT_NAK_SENT: error NAKs sent (access, request, operation)
+ * @SROCE_CNT_CQ_OVERFLOW: completions lost to a full completion queue
+ * @SROCE_CNT_BAD_WQE: work queue entries or indices refused from user space
+ * @SROCE_CNT_RX_DROP_DUP_UNMATCHED: dropped by a responder: a read, atomic,
+ *	ATOMIC WRITE or FLUSH behind the expected PSN that matches none it
+ *	executed (forged, or older than it remembers)
+ * @SROCE_CNT_RX_DROP_UC_ERROR: dropped by a UC responder with the rest of
+ *	its message: a request it could not execute (UC has no NAK)
+ * @SROCE_CNT_RX_GRO_SEGMENTS: packets that UDP GRO on the netdev had merged
+ *	into one (each also counted in RX_ROCE_PACKETS), taken one by one
+ * @SROCE_NUM_COUNTERS: number of counters
+ */
+enum sroce_counter {
+	SROCE_CNT_RX_ROCE_PACKETS,
+	SROCE_CNT_RX_DROP_MALFORMED,
+	SROCE_CNT_RX_DROP_BAD_OPCODE,
+	SROCE_CNT_RX_DROP_BAD_PKEY,
+	SROCE_CNT_RX_DROP_BAD_ICRC,
+	SROCE_CNT_RX_DROP_NO_QP,
+	SROCE_CNT_RX_DROP_QP_STATE,
+	SROCE_CNT_RX_DROP_WRONG_PEER,
+	SROCE_CNT_RX_DROP_BAD_QKEY,
+	SROCE_CNT_RX_DROP_NO_RECV,
+	SROCE_CNT_RX_QP_PACKETS,
+	SROCE_CNT_RX_DROP_STALE,
+	SROCE_CNT_RX_DUPLICATE,
+	SROCE_CNT_RX_OUT_OF_SEQ,
+	SROCE_CNT_PORT_EVENTS,
+	SROCE_CNT_TX_PACKETS,
+	SROCE_CNT_TX_DROP,
+	SROCE_CNT_TX_PAUSE,
+	SROCE_CNT_RETRANSMIT_TIMEOUT,
+	SROCE_CNT_SEQ_NAK_RCVD,
+	SROCE_CNT_READ_GAP_REASK,
+	SROCE_CNT_RNR_NAK_RCVD,
+	SROCE_CNT_RNR_NAK_SENT,
+	SROCE_CNT_NAK_SENT,
+	SROCE_CNT_CQ_OVERFLOW,
+	SROCE_CNT_BAD_WQE,
+	SROCE_CNT_RX_DROP_DUP_UNMATCHED,
+	SROCE_CNT_RX_DROP_UC_ERROR,
+	SROCE_CNT_RX_GRO_SEGMENTS,
+	SROCE_NUM_COUNTERS
+};
+
+struct sroce_pcpu_counters {
+	u64 cnt[SROCE_NUM_COUNTERS];
+};
+
+struct sroce_dev;
+struct ib_device;
+struct rdma_hw_stats;
+
+/* sroce_counters.c */
+u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c);
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+
+#endif /* SROCE_COUNTERS_H */

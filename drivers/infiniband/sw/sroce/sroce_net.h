@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Packets: building and sending them (sroce_tx.c, sroce_tx_credit.c),
+ * the bound netdev (sroce_net.c), and reception (sroce_recv.c,
+ * sroce_icrc.c).
+ */
+#ifndef SROCE_NET_H
+#define SROCE_NET_H
+
+/**
+ * struct sroce_pkt - a received packet that passed validation.
+ * @skb: the packet, IP header at skb->data, headers through the payload
+ *	start in the linear area
+ * @hdr: the BTH and extension headers (in the linear area)
+ * @opcode: BTH opcode
+ * @psn: BTH PSN
+ * @ackreq: the sender asks for an acknowledgment
+ * @se: solicited event
+ * @hdr_len: bytes of BTH and extension headers
+ * @payload_off: offset of the payload from skb->data
+ * @payload_len: payload bytes, without pad and ICRC
+ * @saddr: source IP address (IPv4 in its mapped form)
+ */
+struct sroce_pkt {
+	struct sk_buff *skb;
+	struct in6_addr saddr;
+	const u8 *hdr;
+	u8 opcode;
+	u32 psn;
+	bool ackreq;
+	bool se;
+	unsigned int hdr_len;
+	unsigned int payload_off;
+	unsigned int payload_len;
+};
+
+/* sroce_tx.c */
+int sroce_path_from_ah(struct sroce_dev *sdev, const struct rdma_ah_attr *av,
+		       struct sroce_path *p);
+int sroce_path_init(struct sroce_qp *qp);
+struct sk_buff *sroce_tx_alloc_to(struct sroce_dev *sdev,
+				  const struct sroce_path *p, u32 dqpn,
+				  u8 opcode, u32 psn, bool ackreq, bool se,
+				  unsigned int ext_len, unsigned int payload,
+				  void **ext, void **payload_buf);
+void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
+		      struct sk_buff *skb);
+
+/* A connected QP's packets go along its path to its one peer. */
+static inline struct sk_buff *
+sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn, bool ackreq, bool se,
+	       unsigned int ext_len, unsigned int payload, void **ext,
+	       void **payload_buf)
+{
+	return sroce_tx_alloc_to(to_sdev(qp->ibqp.device), &qp->path,
+				 qp->attr.dest_qp_num, opcode, psn, ackreq, se,
+				 ext_len, payload, ext, payload_buf);
+}
+
+int sroce_tx_credit_init(struct sroce_qp *qp);
+void sroce_tx_credit_detach(struct sroce_qp *qp);
+void sroce_tx_credit_put(struct sroce_tx_credit *c);
+void sroce_tx_credit_wait_all(void);
+bool sroce_tx_may_send(struct sroce_qp *qp, int who);
+void sroce_tx_charge(struct sroce_qp *qp, struct sk_buff *skb);
+
+static inline void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	sroce_tx_charge(qp, skb);
+	sroce_tx_send_to(to_sdev(qp->ibqp.device), &qp->path, skb);
+}
+
+void sroce_lo_init(struct sroce_dev *sdev);
+void sroce_lo_drain(struct sroce_dev *sdev);
+void sroce_lo_exit(struct sroce_dev *sdev);
+
+/* sroce_net.c */
+enum ib_port_state sroce_port_state(struct net_device *ndev);
+enum ib_mtu sroce_active_mtu(struct net_device *ndev);
+enum ib_mtu sroce_max_mtu(struct net_device *ndev);
+u8 sroce_phys_state(struct net_device *ndev);
+int sroce_net_attach(struct sroce_dev *sdev);
+void sroce_net_detach(struct sroce_dev *sdev);
+struct sroce_dev *sroce_dev_from_netdev_rtnl(struct net_device *ndev);
+void sroce_port_sync_rtnl(struct sroce_dev *sdev);
+int sroce_net_init(void);
+void sroce_net_exit(void);
+
+/* sroce_recv.c, sroce_icrc.c */
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
+void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb);
+__le32 sroce_icrc(const struct sk_buff *skb, unsigned int bth_off,
+		  unsigned int icrc_off);
+
+#endif /* SROCE_NET_H */

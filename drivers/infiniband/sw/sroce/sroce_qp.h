@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Queue pairs: the object and its state (sroce_qp.c), the receive side
+ * (sroce_rq.c, sroce_resp.c, sroce_ud.c), multicast (sroce_mcast.c) and
+ * the kernel consumers' verbs (sroce_kverbs.c). The send side has
+ * sroce_sq.h.
+ */
+#ifndef SROCE_QP_H
+#define SROCE_QP_H
+
+/* Per send-queue-slot state the requester keeps beside its WQE copy. */
+struct sroce_swqe_state {
+	u32 first_psn;		/* PSN of the WQE's first packet */
+	u32 npsn;		/* PSNs it spans (a read: its responses) */
+	u32 length;		/* message bytes */
+	u32 read_off;		/* read/atomic: response bytes placed */
+	int status;		/* IB_WC_SUCCESS, or an error found locally */
+};
+
+/**
+ * struct sroce_req - requester state, under &sroce_qp.req_lock.
+ * @fetched: SQ index up to which WQEs were copied into @shadow
+ * @head: oldest WQE not yet completed
+ * @next: WQE being sent
+ * @started: WQEs before it were sent at least once (later sends resend)
+ * @off: bytes of @next already sent
+ * @sge: SGE of @next that byte @off is in
+ * @sge_off: offset of byte @off within that SGE
+ * @psn: PSN of the next packet
+ * @una: oldest PSN not yet acknowledged
+ * @rd_pending: reads and atomics sent and not yet completed
+ * @since_ackreq: packets sent since the last one asking for an ACK
+ * @retry_left: retransmissions left before the QP fails
+ * @rnr_left: RNR retries left (7: unlimited)
+ * @rnr_wait: waiting out an RNR NAK's timer before resending
+ * @timer_una: @una when the timer was armed, to detect progress
+ * @shadow: kernel copies of the send WQEs, the SQ's stride apart
+ * @st: per-slot state of the WQEs in @shadow
+ */
+struct sroce_req {
+	u32 fetched;
+	u32 head;
+	u32 next;
+	u32 started;
+	u32 off;
+	u32 sge;
+	u32 sge_off;
+	u32 psn;
+	u32 una;
+	u32 rd_pending;
+	u32 since_ackreq;
+	u8 retry_left;
+	u8 rnr_left;
+	bool rnr_wait;
+	u32 timer_una;
+	u32 gap_psn;		/* read response last asked again ... */
+	bool gap_reasked;	/* ... at a gap, if any */
+	void *shadow;
+	struct sroce_swqe_state *st;
+};
+
+/* Replies a responder queues: read responses and atomic acknowledgments. */
+enum sroce_reply_kind {
+	SROCE_REPLY_READ,
+	SROCE_REPLY_ATOMIC,
+};
+
+/*
+ * A reply the responder still has to send. Replies leave in PSN order, so
+ * ACKs for later requests wait behind them (see &sroce_resp.aeth_valid).
+ */
+struct sroce_reply {
+	enum sroce_reply_kind kind;
+	u32 psn;		/* PSN of the next packet */
+	u64 va;			/* read: where the next payload comes from */
+	u32 rkey;
+	u32 left;		/* read: bytes still to send */
+	bool first;		/* read: no response packet sent yet */
+	u64 orig;		/* atomic: the value before the operation */
+};
+
+/*
+ * A read, atomic, ATOMIC WRITE or FLUSH the responder executed, kept so
+ * that a duplicate of it, and nothing else behind the expected PSN, is
+ * answered again (IBA 9.9.1.1: a duplicate that matches no request is
+ * dropped). An atomic is answered from here, not executed again.
+ */
+struct sroce_rd_record {
+	u32 psn;		/* its first PSN */
+	u32 npsn;		/* PSNs it took: for a read, one per response */
+	u8 op;			/* SROCE_OP_* of the request */
+	bool valid;
+	u32 rkey;		/* read: what was asked for */
+	u64 va;
+	u32 len;
+	u64 orig;		/* atomic: the value before the operation */
+};
+
+#define SROCE_REPLY_SLOTS	(2 * SROCE_MAX_RD_ATOMIC)
+/*
+ * Executed reads, atomics, ATOMIC WRITEs and FLUSHes remembered for their
+ * duplicates: more than can be outstanding, since a peer may count ATOMIC
+ * WRITE and FLUSH outside its read limit.
+ */
+#define SROCE_RD_RECORDS	(4 * SROCE_MAX_RD_ATOMIC)
+
+/**
+ * struct sroce_resp - responder state, under &sroce_qp.resp_lock.
+ * @epsn: expected PSN
+ * @msn: messages completed
+ * @nak_seq_sent: a sequence NAK for @epsn is out; do not repeat it
+ * @in_send: a multi-packet SEND is in progress into @rwqe
+ * @in_write: a multi-packet RDMA WRITE is in progress
+ * @rq_cons: RQ index of the next receive WQE to take
+ * @rwqe: copy of the receive WQE a SEND in progress fills
+ * @recv_off: bytes placed into @rwqe so far
+ * @write_va: where the next WRITE payload goes
+ * @write_rkey: the WRITE's rkey
+ * @write_left: WRITE bytes still expected
+ * @write_len: the WRITE's total length (for WRITE_WITH_IMM completions)
+ * @replies: replies waiting to be sent, a ring
+ * @rp_head: next reply to send
+ * @rp_tail: next free reply slot
+ * @aeth_valid: an ACK or RNR NAK waits for @replies to drain
+ * @aeth_syn: its syndrome
+ * @aeth_psn: its PSN
+ * @last_wqe_event: IB_EVENT_QP_LAST_WQE_REACHED was raised (SRQ QPs)
+ * @uc_reuse: UC: @rwqe is left from a message lost midway, for the next
+ * @rd_done: the last reads, atomics, ATOMIC WRITEs and FLUSHes executed
+ * @rd_next: slot of @rd_done for the next one
+ */
+struct sroce_resp {
+	u32 epsn;
+	u32 msn;
+	bool nak_seq_sent;
+	bool in_send;
+	bool in_write;
+	u32 rq_cons;
+	struct sroce_recv_wqe *rwqe;
+	u32 recv_off;
+	u64 write_va;
+	u32 write_rkey;
+	u32 write_left;
+	u32 write_len;
+	struct sroce_reply replies[SROCE_REPLY_SLOTS];
+	u32 rp_head;
+	u32 rp_tail;
+	bool aeth_valid;
+	u8 aeth_syn;
+	u32 aeth_psn;
+	bool last_wqe_event;
+	bool uc_reuse;
+	struct sroce_rd_record rd_done[SROCE_RD_RECORDS];
+	u32 rd_next;
+};
+
+/* Who waits in sroce_tx_credit.paused. */
+enum {
+	SROCE_TX_PAUSED_REQ,
+	SROCE_TX_PAUSED_RESP,
+};
+
+/**
+ * struct sroce_tx_credit - a queue pair's packets still queued below it.
+ * @held: those packets, plus one while the queue pair lives
+ * @paused: SROCE_TX_PAUSED_* bits: who waits for the packets to drain
+ * @qp: the queue pair (RCU); NULL once it is being destroyed
+ * @rcu: frees the credit after the last packet and the queue pair
+ *
+ * Packets can outlive their queue pair in a qdisc or a NIC ring, so the
+ * count lives apart from it and goes when both are gone.
+ */
+struct sroce_tx_credit {
+	atomic_t held;
+	unsigned long paused;
+	struct sroce_qp __rcu *qp;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct sroce_qp - a queue pair.
+ * @ibqp: the core's QP
+ * @lock: serialises modify and query
+ * @state: current IBA state; changed under both data-path locks
+ * @attr: attributes as last set (qp_state and cap are kept separately)
+ * @av: primary path, holding a GID attribute reference while @av_valid
+ * @av_valid: @av has been set
+ * @cap: capabilities granted at creation
+ * @sq_sig_all: every send WQE completes
+ * @kernel: created by a kernel consumer, which posts through the verbs
+ * @mcast_attached: multicast groups it is attached to (mcast_lock)
+ * @mw_bound: type 2 memory windows bound through it (the device's
+ *	mw_lock); they are invalidated when it is destroyed
+ * @sq_post_lock: serialises kernel posters to @sq
+ * @rq_post_lock: serialises kernel posters to @rq
+ * @sq: send ring (user or kernel consumer produces)
+ * @rq: receive ring (user or kernel consumer produces)
+ * @path: packet addressing, set on the way to RTR
+ * @credit: its packets queued below it (transmit backpressure)
+ * @mtu: path MTU in bytes
+ * @dead: being destroyed: arm no timer, queue no work
+ * @req_lock: requester and completer state
+ * @req: requester state
+ * @resp_lock: responder state
+ * @resp: responder state
+ * @timer: retransmission and RNR timer
+ * @req_work: continues sending where a softirq pass stopped
+ * @resp_work: sends read responses too large for one softirq pass
+ * @err_work: completes everything outstanding after a data-path error
+ * @event_work: delivers a kernel QP's async events (@events_pending)
+ * @events_pending: enum ib_event_type bits raised and not yet delivered
+ */
+struct sroce_qp {
+	struct ib_qp ibqp;
+	struct mutex lock;	/* modify and query */
+	enum ib_qp_state state;
+	struct ib_qp_attr attr;
+	struct rdma_ah_attr av;
+	bool av_valid;
+	struct ib_qp_cap cap;
+	bool sq_sig_all;
+	bool kernel;
+	u32 mcast_attached;
+	struct list_head mw_bound;
+	spinlock_t sq_post_lock;	/* kernel posters to sq */
+	spinlock_t rq_post_lock;	/* kernel posters to rq */
+	struct sroce_ring sq;
+	struct sroce_ring rq;
+	struct sroce_path path;
+	struct sroce_tx_credit *credit;
+	u32 mtu;
+	bool dead;
+	spinlock_t req_lock;	/* requester */
+	struct sroce_req req;
+	spinlock_t resp_lock;	/* responder */
+	struct sroce_resp resp;
+	struct hrtimer timer;
+	struct work_struct req_work;
+	struct work_struct resp_work;
+	struct work_struct err_work;
+	struct work_struct event_work;
+	unsigned long events_pending;
+};
+
+static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, ibqp);
+}
+
+/* sroce_qp.c */
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+void sroce_qp_set_error(struct sroce_qp *qp);
+void sroce_qp_sq_doorbell(struct sroce_qp *qp);
+void sroce_qp_rq_doorbell(struct sroce_qp *qp);
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
+void sroce_qp_set_sq_error(struct sroce_qp *qp);
+void sroce_qp_bad_ring(struct sroce_qp *qp);
+struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn);
+
+/*
+ * Queue pair state as the data path sees it; changed under both data-path
+ * locks, so holding either one keeps it stable.
+ */
+static inline enum ib_qp_state sroce_qp_state(struct sroce_qp *qp)
+{
+	return READ_ONCE(qp->state);
+}
+
+/* PSNs a SEND or WRITE takes, or a READ's responses: one per path MTU. */
+static inline u32 sroce_msg_npsn(const struct sroce_qp *qp, u32 len)
+{
+	return max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
+}
+
+/* Compare 24-bit PSNs: negative, zero or positive as a is before b. */
+static inline int sroce_psn_cmp(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8);
+}
+
+/* sroce_mcast.c */
+int sroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int sroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void sroce_mcast_detach_all(struct sroce_qp *qp);
+bool sroce_mcast_has(struct sroce_dev *sdev, const union ib_gid *gid);
+void sroce_mcast_rcv(struct sroce_dev *sdev, struct sroce_pkt *pkt);
+
+/* sroce_kverbs.c */
+int sroce_kpost_send(struct sroce_qp *qp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr);
+int sroce_kpost_recv(struct sroce_qp *qp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr);
+int sroce_kpost_recv_ring(struct sroce_ring *ring, spinlock_t *lock,
+			  u32 max_sge, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr);
+int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+
+/* sroce_ud.c */
+void sroce_ud_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+
+/* sroce_rq.c */
+void sroce_recv_wqe_copy(struct sroce_dev *sdev, const struct sroce_ring *ring,
+			 u32 idx, u32 max_sge, struct sroce_recv_wqe *dst);
+bool sroce_rq_take(struct sroce_qp *qp);
+void sroce_rq_release(struct sroce_qp *qp);
+void sroce_rq_flush(struct sroce_qp *qp);
+void sroce_rq_reset(struct sroce_qp *qp);
+
+/* sroce_resp.c */
+void sroce_resp_init(struct sroce_qp *qp);
+void sroce_resp_reset(struct sroce_qp *qp);
+void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
+void sroce_resp_work(struct work_struct *work);
+void sroce_resp_flush(struct sroce_qp *qp);
+
+#endif /* SROCE_QP_H */
