@@ -112,6 +112,7 @@ static bool sroce_mcg_remove(struct sroce_dev *sdev, struct sroce_mcg *g,
 {
 	u32 i;
 
+	lockdep_assert_held(&sdev->mcast_lock);
 	for (i = 0; i < g->nqp && g->qps[i] != qp; i++)
 		;
 	if (i == g->nqp)

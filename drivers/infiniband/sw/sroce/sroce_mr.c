@@ -324,6 +324,7 @@ int sroce_mr_fast_reg(struct sroce_qp *qp, u32 mr_index, u32 key, int access)
 	u64 span, end;
 	u32 i;
 
+	lockdep_assert_held(&qp->req_lock);
 	if (!mr || !mr->frmr || mr->ibmr.pd != qp->ibqp.pd ||
 	    key >> 8 != mr_index || mr->valid ||
 	    sroce_mr_check_access(access))

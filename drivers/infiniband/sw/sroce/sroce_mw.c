@@ -114,6 +114,7 @@ int sroce_mw_bind(struct sroce_qp *qp, const struct sroce_send_wqe *w)
 	struct sroce_mr *win, *mr;
 	int status = IB_WC_MW_BIND_ERR;
 
+	lockdep_assert_held(&qp->req_lock);
 	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
 		return IB_WC_LOC_QP_OP_ERR;
 	/*

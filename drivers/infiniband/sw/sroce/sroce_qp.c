@@ -113,6 +113,8 @@ static void sroce_qp_err_work(struct work_struct *work)
  */
 void sroce_qp_set_error(struct sroce_qp *qp)
 {
+	lockdep_assert(lockdep_is_held(&qp->req_lock) ||
+		       lockdep_is_held(&qp->resp_lock));
 	if (sroce_qp_state(qp) == IB_QPS_ERR)
 		return;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
@@ -131,6 +133,7 @@ void sroce_qp_set_error(struct sroce_qp *qp)
  */
 void sroce_qp_set_sq_error(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->req_lock);
 	/* Only from RTS: the responder may fail the QP (ERR) meanwhile. */
 	if (cmpxchg(&qp->state, IB_QPS_RTS, IB_QPS_SQE) != IB_QPS_RTS)
 		return;
@@ -192,6 +195,8 @@ void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
  */
 void sroce_qp_bad_ring(struct sroce_qp *qp)
 {
+	lockdep_assert(lockdep_is_held(&qp->req_lock) ||
+		       lockdep_is_held(&qp->resp_lock));
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_BAD_WQE);
 	sroce_qp_set_error(qp);
 	sroce_qp_event(qp, IB_EVENT_QP_FATAL);

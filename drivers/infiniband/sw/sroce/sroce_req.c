@@ -114,6 +114,7 @@ static bool sroce_req_more_to_send(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
+	lockdep_assert_held(&qp->req_lock);
 	if (req->next + 1 == req->fetched && !sroce_sq_fetch(qp))
 		return false;
 	/* A WQE that failed its checks sends nothing either. */
@@ -295,6 +296,7 @@ bool sroce_req_progress(struct sroce_qp *qp, int budget)
 	struct sroce_send_wqe *w;
 	int err;
 
+	lockdep_assert_held(&qp->req_lock);
 	while (budget > 0) {
 		if (sroce_qp_state(qp) != IB_QPS_RTS || req->rnr_wait ||
 		    qp->dead)
@@ -360,6 +362,7 @@ void sroce_req_init(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
+	lockdep_assert_held(&qp->req_lock);
 	req->next = req->head;
 	req->fetched = req->head;
 	req->started = req->head;

@@ -928,6 +928,7 @@ void sroce_resp_init(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 
+	lockdep_assert_held(&qp->resp_lock);
 	resp->epsn = qp->attr.rq_psn;
 	resp->msn = 0;
 	resp->nak_seq_sent = false;
@@ -949,6 +950,7 @@ void sroce_resp_init(struct sroce_qp *qp)
  */
 void sroce_resp_reset(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->resp_lock);
 	qp->resp.in_send = false;
 	sroce_rq_reset(qp);
 }
@@ -963,6 +965,7 @@ void sroce_resp_flush(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 
+	lockdep_assert_held(&qp->resp_lock);
 	/* Taken WQEs first: one being filled, or UC's kept for reuse. */
 	if (resp->in_send || resp->uc_reuse)
 		sroce_resp_complete_recv(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0,

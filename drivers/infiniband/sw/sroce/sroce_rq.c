@@ -73,6 +73,7 @@ bool sroce_rq_take(struct sroce_qp *qp)
  */
 void sroce_rq_release(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->resp_lock);
 	if (!qp->ibqp.srq)
 		sroce_ring_release(&qp->rq, qp->resp.rq_cons);
 }
@@ -97,6 +98,7 @@ void sroce_rq_flush(struct sroce_qp *qp)
 	};
 	int avail;
 
+	lockdep_assert_held(&qp->resp_lock);
 	if (qp->ibqp.srq)
 		return;
 	/* Ask for doorbells first, so a WQE posted after prod is read rings. */
@@ -118,6 +120,7 @@ void sroce_rq_flush(struct sroce_qp *qp)
  */
 void sroce_rq_reset(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->resp_lock);
 	qp->resp.rq_cons = sroce_ring_discard(&qp->rq);
 	sroce_ring_disarm(&qp->rq);
 }

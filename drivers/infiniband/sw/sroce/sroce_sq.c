@@ -58,6 +58,7 @@ static void sroce_sq_post_cqe(struct sroce_qp *qp, u64 wr_id, u32 op,
  * The slot is released before the completion appears: a consumer that
  * sees the completion may post into the slot at once. The completion is
  * built from the kernel's copy, which the next fetch alone overwrites.
+ * Context: req_lock held.
  */
 void sroce_sq_complete(struct sroce_qp *qp, int status)
 {
@@ -65,6 +66,7 @@ void sroce_sq_complete(struct sroce_qp *qp, int status)
 	struct sroce_send_wqe *w = sroce_swqe(qp, req->head);
 	struct sroce_swqe_state *st = sroce_sst(qp, req->head);
 
+	lockdep_assert_held(&qp->req_lock);
 	if (sroce_op_is_rdatomic(w->opcode) && req->head != req->next &&
 	    req->rd_pending)
 		req->rd_pending--;
@@ -196,6 +198,7 @@ bool sroce_sq_fetch(struct sroce_qp *qp)
  */
 bool sroce_sq_next_ready(struct sroce_qp *qp)
 {
+	lockdep_assert_held(&qp->req_lock);
 	while (qp->req.next == qp->req.fetched && !sroce_sq_fetch(qp))
 		if (sroce_qp_state(qp) != IB_QPS_RTS ||
 		    sroce_ring_idle(&qp->sq, qp->req.fetched))
@@ -292,6 +295,7 @@ void sroce_sq_reset(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
+	lockdep_assert_held(&qp->req_lock);
 	req->head = sroce_ring_discard(&qp->sq);
 	req->fetched = req->head;
 	req->next = req->head;
@@ -315,6 +319,7 @@ void sroce_sq_flush(struct sroce_qp *qp)
 	u32 op;
 	u64 wr_id;
 
+	lockdep_assert_held(&qp->req_lock);
 	/* Ask for doorbells first, so a WQE posted after prod is read rings. */
 	sroce_ring_arm(&qp->sq);
 	while (req->head != req->fetched)

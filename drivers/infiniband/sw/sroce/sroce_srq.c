@@ -141,6 +141,7 @@ bool sroce_srq_take(struct sroce_qp *qp)
 	bool limit_reached = false;
 	int avail;
 
+	lockdep_assert_held(&qp->resp_lock);
 	spin_lock(&srq->lock);
 	/* The WQE is copied when taken: no slot stays in use. */
 	avail = srq->broken ? -EPROTO :

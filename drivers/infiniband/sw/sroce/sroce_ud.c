@@ -98,6 +98,7 @@ bool sroce_ud_progress(struct sroce_qp *qp, int budget)
 	struct sroce_send_wqe *w;
 	int status;
 
+	lockdep_assert_held(&qp->req_lock);
 	while (budget > 0) {
 		if (sroce_qp_state(qp) == IB_QPS_SQE && !qp->dead) {
 			sroce_sq_flush(qp);
