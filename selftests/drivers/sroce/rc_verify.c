@@ -141,14 +141,8 @@ static int xfer(int fd, void *out, void *in, size_t len)
 
 static int wait_wc(struct ibv_wc *wc)
 {
-	time_t end = time(NULL) + 60;
-	int n;
-
-	while (time(NULL) < end) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n < 0 ? -1 : 0;
-	}
+	if (sroce_wait_wc(cq, wc, 60000) == 1)
+		return 0;
 	fprintf(stderr, "rc_verify: no completion in 60 s\n");
 	return -1;
 }

@@ -59,30 +59,6 @@ static int sroce_qp_check_init_attr(struct ib_qp_init_attr *init,
 	return 0;
 }
 
-static void sroce_qp_free_shadow(struct sroce_qp *qp)
-{
-	kvfree(qp->req.shadow);
-	kvfree(qp->req.st);
-	kfree(qp->resp.rwqe);
-	qp->req.shadow = NULL;
-	qp->req.st = NULL;
-	qp->resp.rwqe = NULL;
-}
-
-/* @rwqe_size: room for the largest receive WQE, the SRQ's if attached. */
-static int sroce_qp_alloc_shadow(struct sroce_qp *qp, u32 rwqe_size)
-{
-	qp->req.shadow = kvcalloc(qp->sq.num_entries, qp->sq.entry_size,
-				  GFP_KERNEL_ACCOUNT);
-	qp->req.st = kvcalloc(qp->sq.num_entries, sizeof(*qp->req.st),
-			      GFP_KERNEL_ACCOUNT);
-	qp->resp.rwqe = kzalloc(rwqe_size, GFP_KERNEL_ACCOUNT);
-	if (qp->req.shadow && qp->req.st && qp->resp.rwqe)
-		return 0;
-	sroce_qp_free_shadow(qp);
-	return -ENOMEM;
-}
-
 /* Complete everything outstanding of a QP in the error state. */
 static void sroce_qp_flush(struct sroce_qp *qp)
 {
@@ -281,21 +257,16 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = qpn;
 
 	uctx = udata ? sroce_udata_ucontext(udata) : NULL;
-	err = sroce_ring_alloc(&qp->sq, max_t(u32, cap->max_send_wr, 1),
-			       sq_wqe_size, uctx);
+	err = sroce_sq_create(qp, cap->max_send_wr, sq_wqe_size, uctx);
 	if (err)
 		goto err_count;
-	err = sroce_ring_alloc(&qp->rq, max_t(u32, cap->max_recv_wr, 1),
-			       rq_wqe_size, uctx);
+	/* The WQE copy must hold the largest WQE: the SRQ's if attached. */
+	err = sroce_rq_create(qp, cap->max_recv_wr, rq_wqe_size,
+			      init->srq ? max(rq_wqe_size,
+					      to_ssrq(init->srq)->ring.entry_size) :
+					  rq_wqe_size, uctx);
 	if (err)
 		goto err_sq;
-	err = sroce_qp_alloc_shadow(qp, init->srq ?
-				    max(rq_wqe_size, to_ssrq(init->srq)->ring.entry_size) :
-				    rq_wqe_size);
-	if (err)
-		goto err_rq;
-	/* The kernel side starts idle: the first post rings. */
-	sroce_ring_arm(&qp->sq);
 
 	/* Report what the rings really hold. */
 	cap->max_send_wr = qp->sq.num_entries;
@@ -324,15 +295,13 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	resp.rq_wqe_size = rq_wqe_size;
 	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (err)
-		goto err_shadow;
+		goto err_rq;
 	return 0;
 
-err_shadow:
-	sroce_qp_free_shadow(qp);
 err_rq:
-	sroce_ring_free(&qp->rq);
+	sroce_rq_destroy(qp);
 err_sq:
-	sroce_ring_free(&qp->sq);
+	sroce_sq_destroy(qp);
 err_count:
 	sroce_budget_put(&sdev->num_qp, !qp->kernel);
 err_budget:
@@ -370,11 +339,10 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		if (ibqp->recv_cq != ibqp->send_cq)
 			sroce_cq_purge_qp(to_scq(ibqp->recv_cq), ibqp->qp_num);
 	}
-	sroce_qp_free_shadow(qp);
 	if (qp->av_valid)
 		rdma_destroy_ah_attr(&qp->av);
-	sroce_ring_free(&qp->rq);
-	sroce_ring_free(&qp->sq);
+	sroce_rq_destroy(qp);
+	sroce_sq_destroy(qp);
 	sroce_budget_put(&sdev->num_qp, !qp->kernel);
 	return 0;
 }

@@ -315,6 +315,9 @@ bool sroce_rq_take(struct sroce_qp *qp);
 void sroce_rq_release(struct sroce_qp *qp);
 void sroce_rq_flush(struct sroce_qp *qp);
 void sroce_rq_reset(struct sroce_qp *qp);
+int sroce_rq_create(struct sroce_qp *qp, u32 num_wr, u32 wqe_size,
+		    u32 copy_size, struct ib_ucontext *uctx);
+void sroce_rq_destroy(struct sroce_qp *qp);
 
 /* sroce_resp.c */
 void sroce_resp_init(struct sroce_qp *qp);

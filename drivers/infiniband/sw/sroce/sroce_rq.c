@@ -124,3 +124,37 @@ void sroce_rq_reset(struct sroce_qp *qp)
 	qp->resp.rq_cons = sroce_ring_discard(&qp->rq);
 	sroce_ring_disarm(&qp->rq);
 }
+
+/**
+ * sroce_rq_create() - a receive queue: its ring and the taken WQE's copy.
+ * @qp: the queue pair being created
+ * @num_wr: WQEs asked for (the ring rounds up)
+ * @wqe_size: bytes per WQE of the ring, a power of two
+ * @copy_size: room for the largest WQE taken (the SRQ's, if attached)
+ * @uctx: the user context, NULL for a kernel QP
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_rq_create(struct sroce_qp *qp, u32 num_wr, u32 wqe_size,
+		    u32 copy_size, struct ib_ucontext *uctx)
+{
+	int err;
+
+	err = sroce_ring_alloc(&qp->rq, max_t(u32, num_wr, 1), wqe_size, uctx);
+	if (err)
+		return err;
+	qp->resp.rwqe = kzalloc(copy_size, GFP_KERNEL_ACCOUNT);
+	if (!qp->resp.rwqe) {
+		sroce_rq_destroy(qp);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Free what sroce_rq_create() allocated; the QP is quiesced. */
+void sroce_rq_destroy(struct sroce_qp *qp)
+{
+	kfree(qp->resp.rwqe);
+	qp->resp.rwqe = NULL;
+	sroce_ring_free(&qp->rq);
+}

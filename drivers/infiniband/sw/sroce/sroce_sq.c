@@ -341,3 +341,44 @@ void sroce_sq_flush(struct sroce_qp *qp)
 	req->rd_pending = 0;
 	req->una = req->psn;
 }
+
+/**
+ * sroce_sq_create() - a send queue: its ring and the kernel's WQE copies.
+ * @qp: the queue pair being created
+ * @num_wr: WQEs asked for (the ring rounds up)
+ * @wqe_size: bytes per WQE, a power of two
+ * @uctx: the user context, NULL for a kernel QP
+ *
+ * Memory a user makes the kernel keep is charged to the user.
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_sq_create(struct sroce_qp *qp, u32 num_wr, u32 wqe_size,
+		    struct ib_ucontext *uctx)
+{
+	int err;
+
+	err = sroce_ring_alloc(&qp->sq, max_t(u32, num_wr, 1), wqe_size, uctx);
+	if (err)
+		return err;
+	qp->req.shadow = kvcalloc(qp->sq.num_entries, qp->sq.entry_size,
+				  GFP_KERNEL_ACCOUNT);
+	qp->req.st = kvcalloc(qp->sq.num_entries, sizeof(*qp->req.st),
+			      GFP_KERNEL_ACCOUNT);
+	if (!qp->req.shadow || !qp->req.st) {
+		sroce_sq_destroy(qp);
+		return -ENOMEM;
+	}
+	/* The kernel side starts idle: the first post rings. */
+	sroce_ring_arm(&qp->sq);
+	return 0;
+}
+
+/* Free what sroce_sq_create() allocated; the QP is quiesced. */
+void sroce_sq_destroy(struct sroce_qp *qp)
+{
+	kvfree(qp->req.shadow);
+	kvfree(qp->req.st);
+	qp->req.shadow = NULL;
+	qp->req.st = NULL;
+	sroce_ring_free(&qp->sq);
+}

@@ -72,6 +72,9 @@ void sroce_sq_kick_any(struct sroce_qp *qp);
 void sroce_sq_work(struct work_struct *work);
 void sroce_sq_reset(struct sroce_qp *qp);
 void sroce_sq_flush(struct sroce_qp *qp);
+int sroce_sq_create(struct sroce_qp *qp, u32 num_wr, u32 wqe_size,
+		    struct ib_ucontext *uctx);
+void sroce_sq_destroy(struct sroce_qp *qp);
 
 /* sroce_req.c */
 bool sroce_req_progress(struct sroce_qp *qp, int budget);
