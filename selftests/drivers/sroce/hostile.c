@@ -48,23 +48,6 @@ static uint64_t rnd(struct _test_data_hostile *self)
 	return self->seed * 0x2545f4914f6cdd1dull;
 }
 
-static int find_gid(struct ibv_context *ctx)
-{
-	struct ibv_gid_entry e[32];
-	ssize_t n, i;
-	int tries;
-
-	for (tries = 0; tries < 100; tries++) {
-		n = ibv_query_gid_table(ctx, e, 32, 0);
-		for (i = 0; i < n; i++)
-			if (e[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
-			    sroce_gid_is_v4(&e[i].gid))
-				return e[i].gid_index;
-		usleep(100000);
-	}
-	return -1;
-}
-
 static int pair_failed(const char *step, int err)
 {
 	ksft_print_msg("new QP pair: %s failed: %s\n", step, strerror(err));
@@ -119,7 +102,7 @@ FIXTURE_SETUP(hostile)
 		SKIP(return, "%s", why);
 	ASSERT_EQ(0, ret) TH_LOG("%s", why);
 	ASSERT_EQ(0, sh("ip addr add 198.18.250.1/24 dev %s", self->d.veth));
-	self->gidx = find_gid(self->d.ctx);
+	self->gidx = sroce_find_gid(self->d.ctx, AF_INET, NULL, 10000, NULL);
 	ASSERT_LE(0, self->gidx);
 	self->area = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -166,14 +149,6 @@ static int drain(struct ibv_cq *cq, int ms)
 		usleep(10000);
 		ms -= 10;
 	}
-}
-
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-
-	return ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) ? -1 : a.qp_state;
 }
 
 /* An honest SEND and WRITE over a new pair, checked byte for byte. */
@@ -292,7 +267,7 @@ TEST_F(hostile, addresses_and_lengths_that_wrap)
 			wr.wr.atomic.rkey = self->mr->rkey;
 		}
 		EXPECT_EQ(c[i].want, post_one(self, &wr)) TH_LOG("case %u", i);
-		EXPECT_EQ(IBV_QPS_ERR, qp_state(self->qp[0])) TH_LOG("case %u", i);
+		EXPECT_EQ(IBV_QPS_ERR, sroce_qp_state(self->qp[0])) TH_LOG("case %u", i);
 		EXPECT_TRUE(guards_intact(self)) TH_LOG("case %u", i);
 	}
 	EXPECT_TRUE(pair_works(self));
@@ -363,7 +338,7 @@ TEST_F(hostile, sge_count_beyond_the_limit)
 	__atomic_store_n(&q->sq.hdr->prod, prod + 1, __ATOMIC_RELEASE);
 	sq_doorbell(self->qp[0]);
 	EXPECT_LE(1, before + drain(self->cq[0], 500));
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(self->qp[0]));
+	EXPECT_EQ(IBV_QPS_ERR, sroce_qp_state(self->qp[0]));
 	EXPECT_TRUE(pair_works(self));
 }
 
@@ -432,7 +407,7 @@ TEST_F(hostile, garbage_in_the_send_ring)
 		sq_doorbell(self->qp[0]);
 		drain(self->cq[0], 100);
 		drain(self->cq[1], 0);
-		state = qp_state(self->qp[0]);
+		state = sroce_qp_state(self->qp[0]);
 		ASSERT_TRUE(state == IBV_QPS_RTS || state == IBV_QPS_ERR)
 			TH_LOG("round %d: state %d", round, state);
 		errors += state == IBV_QPS_ERR;
@@ -487,7 +462,7 @@ TEST_F(hostile, garbage_in_the_receive_ring)
 		ibv_post_send(self->qp[0], &wr, &bad);
 		drain(self->cq[0], 100);
 		drain(self->cq[1], 0);
-		state = qp_state(self->qp[1]);
+		state = sroce_qp_state(self->qp[1]);
 		ASSERT_TRUE(state == IBV_QPS_RTS || state == IBV_QPS_ERR)
 			TH_LOG("round %d: state %d", round, state);
 		errors += state == IBV_QPS_ERR;
@@ -513,15 +488,6 @@ static int async_events(struct _test_data_hostile *self,
 	}
 	fcntl(self->d.ctx->async_fd, F_SETFL, fl);
 	return n;
-}
-
-static bool wait_state(struct ibv_qp *qp, int state)
-{
-	int i;
-
-	for (i = 0; i < 200 && qp_state(qp) != state; i++)
-		usleep(10000);
-	return qp_state(qp) == state;
 }
 
 /*
@@ -551,11 +517,12 @@ TEST_F(hostile, send_producer_moved_back)
 	for (i = 0; i < 2; i++)
 		ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
 	usleep(200000);
-	ASSERT_EQ(IBV_QPS_RTS, qp_state(self->qp[0]));
+	ASSERT_EQ(IBV_QPS_RTS, sroce_qp_state(self->qp[0]));
 	__atomic_store_n(&q->sq.hdr->prod, q->sq.hdr->prod - 1,
 			 __ATOMIC_RELEASE);
 	sq_doorbell(self->qp[0]);
-	EXPECT_TRUE(wait_state(self->qp[0], IBV_QPS_ERR));
+	EXPECT_EQ(IBV_QPS_ERR,
+		  sroce_wait_qp_state(self->qp[0], IBV_QPS_ERR, 2000));
 	EXPECT_EQ(1, async_events(self, IBV_EVENT_QP_FATAL));
 	EXPECT_LT(bad_wqe, sroce_counter(self->d.ibdev, "bad_wqe"));
 	EXPECT_TRUE(pair_works(self));
@@ -585,7 +552,8 @@ TEST_F(hostile, srq_producer_nonsense)
 	for (round = 0; round < 2; round++) {
 		ASSERT_EQ(0, new_pair(self));
 		ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
-		EXPECT_TRUE(wait_state(self->qp[1], IBV_QPS_ERR))
+		EXPECT_EQ(IBV_QPS_ERR,
+			  sroce_wait_qp_state(self->qp[1], IBV_QPS_ERR, 2000))
 			TH_LOG("QP %d of the SRQ", round);
 	}
 	EXPECT_EQ(1, async_events(self, IBV_EVENT_SRQ_ERR));

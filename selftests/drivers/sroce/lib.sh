@@ -150,6 +150,26 @@ sr_tool() {
 	return 1
 }
 
+# The RC test programs: they share rc_fixture.h and its environment
+# (SROCE_DEV_A, SROCE_GID_A, SROCE_DEV_B, ...).
+SR_RC_TESTS="rc_ops rc_errors rc_mw rc_srq"
+
+# sr_rc_tests SECONDS VAR=VALUE...: run every RC test program with that
+# environment, each bounded by SECONDS; true when all of them pass.
+sr_rc_tests() {
+	local secs=$1 t path st=0
+	shift
+	for t in $SR_RC_TESTS; do
+		if ! path=$(sr_tool "$t"); then
+			echo "$t not built"
+			st=1
+			continue
+		fi
+		timeout -k 10 "$secs" env "$@" "$path" || st=1
+	done
+	return $st
+}
+
 # sr_rc_verify LOG PORT GID_A GID_B: rc_verify across sr_sroce_ns_pair's
 # link, server on $DA here, client on $DB in $NS; true when both sides
 # pass. Their output goes to LOG.srv and LOG.cli, and on failure into
@@ -210,38 +230,58 @@ sr_wait_port_state() {
 	return 1
 }
 
-# sr_wait_gid IBDEV ADDR [SECONDS]: the RoCEv2 GID of an IPv4 or IPv6
-# address is in the device's table (the core adds GIDs from a workqueue).
-sr_wait_gid() {
-	local gid=$2 i
-	case $gid in *:*) ;; *) gid=::ffff:$gid ;; esac
-	for ((i = 0; i < ${3:-10} * 10; i++)); do
-		ibv_devinfo -v -d "$1" 2>/dev/null |
-			grep -qiE "[[:space:]]$gid, RoCE v2" && return 0
+# sr_gid_of ADDR: the GID of an IPv4 or IPv6 address as sysfs shows it
+# (eight groups of four hex digits; IPv4 as ::ffff:a.b.c.d).
+sr_gid_of() {
+	local a=$1 b1 b2 b3 b4 g i out head=() tail=() all=()
+	if [[ $a != *:* ]]; then
+		IFS=. read -r b1 b2 b3 b4 <<<"$a"
+		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' \
+			"$b1" "$b2" "$b3" "$b4"
+		return
+	fi
+	if [[ $a == *::* ]]; then
+		[ -n "${a%%::*}" ] && IFS=: read -ra head <<<"${a%%::*}"
+		[ -n "${a#*::}" ] && IFS=: read -ra tail <<<"${a#*::}"
+	else
+		IFS=: read -ra head <<<"$a"
+	fi
+	all=("${head[@]}")
+	for ((i = ${#head[@]} + ${#tail[@]}; i < 8; i++)); do all+=(0); done
+	all+=("${tail[@]}")
+	out=
+	for ((i = 0; i < 8; i++)); do
+		printf -v g '%04x' "0x${all[i]}"
+		out+=${out:+:}$g
+	done
+	echo "$out"
+}
+
+# sr_gid_index IBDEV ADDR [SECONDS]: print the index of port 1's RoCE v2
+# GID of an IPv4 or IPv6 address, waiting up to SECONDS (default 10) for
+# it: the core adds GIDs from a workqueue. One grep over the table: a
+# process per entry is slow under emulation.
+sr_gid_index() {
+	local port=/sys/class/infiniband/$1/ports/1 gid files f i n
+	gid=$(sr_gid_of "$2")
+	for ((n = 0; n < ${3:-10} * 10; n++)); do
+		files=$(grep -lx "$gid" "$port"/gids/* 2>/dev/null) || files=
+		for f in $files; do
+			i=${f##*/}
+			if [ "$(cat "$port/gid_attrs/types/$i" 2>/dev/null)" = \
+			     "RoCE v2" ]; then
+				echo "$i"
+				return 0
+			fi
+		done
 		sleep 0.1
 	done
 	return 1
 }
 
-# sr_gid_index IBDEV ADDR [SECONDS]: print the index of the RoCEv2 GID of
-# an IPv4 or IPv6 address (IPv6 as ibv_devinfo prints it, canonical),
-# waiting for it like sr_wait_gid.
-sr_gid_index() {
-	local gid=$2 i idx
-	case $gid in *:*) ;; *) gid=::ffff:$gid ;; esac
-	for ((i = 0; i < ${3:-10} * 10; i++)); do
-		idx=$(ibv_devinfo -v -d "$1" 2>/dev/null |
-			sed -n 's/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*/\1 /p' |
-			awk -v g="$gid, RoCE v2" '{ i = $1; sub(/^[0-9]+ /, "") }
-				$0 == g { print i; exit }')
-		if [ -n "$idx" ]; then
-			echo "$idx"
-			return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
+# sr_wait_gid IBDEV ADDR [SECONDS]: the RoCE v2 GID of an IPv4 or IPv6
+# address is in the device's table.
+sr_wait_gid() { sr_gid_index "$@" >/dev/null; }
 
 # sr_wait_listen PORT [NS] [SECONDS]: a TCP socket listens on PORT (in
 # netns NS if not empty) within SECONDS (default 30).

@@ -20,29 +20,6 @@ FIXTURE(qp) {
 	union ibv_gid gid;
 };
 
-/* The GID index of the device's RoCEv2 GID for @ip4, waiting for it. */
-static int find_ipv4_gid(struct ibv_context *ctx, const char *ip4,
-			 union ibv_gid *gid)
-{
-	struct ibv_gid_entry ents[32];
-	unsigned char raw[16] = { [10] = 0xff, [11] = 0xff };
-	ssize_t n, i;
-	int tries;
-
-	if (inet_pton(AF_INET, ip4, raw + 12) != 1)
-		return -1;
-	for (tries = 0; tries < 100; tries++) {
-		n = ibv_query_gid_table(ctx, ents, 32, 0);
-		for (i = 0; i < n; i++)
-			if (!memcmp(ents[i].gid.raw, raw, 16)) {
-				*gid = ents[i].gid;
-				return ents[i].gid_index;
-			}
-		usleep(50000);
-	}
-	return -1;
-}
-
 FIXTURE_SETUP(qp)
 {
 	char ip4[32];
@@ -58,7 +35,7 @@ FIXTURE_SETUP(qp)
 	ASSERT_NE(NULL, self->cq);
 	snprintf(ip4, sizeof(ip4), "198.18.%d.1", getpid() % 250);
 	ASSERT_EQ(0, sh("ip addr add %s/24 dev %s", ip4, self->d.veth));
-	self->gid_index = find_ipv4_gid(self->d.ctx, ip4, &self->gid);
+	self->gid_index = sroce_find_gid(self->d.ctx, AF_INET, ip4, 5000, &self->gid);
 	ASSERT_LE(0, self->gid_index);
 }
 
@@ -118,16 +95,6 @@ static int to_rts(struct ibv_qp *qp)
 	};
 
 	return ibv_modify_qp(qp, &a, RTS_MASK);
-}
-
-static enum ibv_qp_state qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr init;
-	struct ibv_qp_attr a;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
-		return -1;
-	return a.qp_state;
 }
 
 TEST_F(qp, create_and_query)
@@ -285,10 +252,10 @@ TEST_F(qp, reset_init_rtr_rts)
 	qp = make_qp(self->pd, self->cq);
 	ASSERT_NE(NULL, qp);
 	ASSERT_EQ(0, to_init(qp));
-	EXPECT_EQ(IBV_QPS_INIT, qp_state(qp));
+	EXPECT_EQ(IBV_QPS_INIT, sroce_qp_state(qp));
 	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
 	ASSERT_EQ(0, ibv_modify_qp(qp, &a, mask));
-	EXPECT_EQ(IBV_QPS_RTR, qp_state(qp));
+	EXPECT_EQ(IBV_QPS_RTR, sroce_qp_state(qp));
 	ASSERT_EQ(0, to_rts(qp));
 
 	memset(&a, 0, sizeof(a));
@@ -333,7 +300,7 @@ TEST_F(qp, bad_transitions_and_attributes)
 	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, mask));
 	EXPECT_EQ(EINVAL, to_rts(qp));
-	EXPECT_EQ(IBV_QPS_RESET, qp_state(qp));
+	EXPECT_EQ(IBV_QPS_RESET, sroce_qp_state(qp));
 
 	/* Bad INIT attributes. */
 	memset(&a, 0, sizeof(a));
@@ -350,7 +317,7 @@ TEST_F(qp, bad_transitions_and_attributes)
 	/* Mandatory attributes missing. */
 	a.port_num = 1;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, IBV_QP_STATE));
-	EXPECT_EQ(IBV_QPS_RESET, qp_state(qp));
+	EXPECT_EQ(IBV_QPS_RESET, sroce_qp_state(qp));
 	ASSERT_EQ(0, to_init(qp));
 
 	/* Bad RTR attributes, each leaving the QP in INIT. */
@@ -365,7 +332,7 @@ TEST_F(qp, bad_transitions_and_attributes)
 	EXPECT_NE(0, ibv_modify_qp(qp, &a, mask));
 	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, mask & ~IBV_QP_AV));
-	EXPECT_EQ(IBV_QPS_INIT, qp_state(qp));
+	EXPECT_EQ(IBV_QPS_INIT, sroce_qp_state(qp));
 
 	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);
 	ASSERT_EQ(0, ibv_modify_qp(qp, &a, mask));
@@ -379,7 +346,7 @@ TEST_F(qp, bad_transitions_and_attributes)
 	a.retry_cnt = 7;
 	a.timeout = 32;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(qp, &a, RTS_MASK));
-	EXPECT_EQ(IBV_QPS_RTR, qp_state(qp));
+	EXPECT_EQ(IBV_QPS_RTR, sroce_qp_state(qp));
 	ASSERT_EQ(0, to_rts(qp));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 }
@@ -394,12 +361,12 @@ TEST_F(qp, error_state_and_back_to_reset)
 	ASSERT_NE(NULL, qp);
 	ASSERT_EQ(0, to_init(qp));
 	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
-	EXPECT_EQ(IBV_QPS_ERR, qp_state(qp));
+	EXPECT_EQ(IBV_QPS_ERR, sroce_qp_state(qp));
 	/* Only RESET leads out of ERR. */
 	EXPECT_EQ(EINVAL, to_init(qp));
 	a.qp_state = IBV_QPS_RESET;
 	ASSERT_EQ(0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
-	EXPECT_EQ(IBV_QPS_RESET, qp_state(qp));
+	EXPECT_EQ(IBV_QPS_RESET, sroce_qp_state(qp));
 	/* And the QP is usable again. */
 	ASSERT_EQ(0, to_init(qp));
 	rtr_attr(&a, &mask, qp->qp_num, &self->gid, self->gid_index);

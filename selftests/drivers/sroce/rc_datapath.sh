@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The RC data path in real topologies: rc_ops (every RC operation checked
-# byte for byte, completions, error paths) between
+# The RC data path in real topologies: the RC tests (rc_ops, rc_errors,
+# rc_mw, rc_srq: every RC operation checked byte for byte, completions,
+# error paths) between
 #  - two QPs of one sroce device on a veth, over an IPv4 and an IPv6 GID,
 #    and at path MTUs 256 and 512 for the multi-packet cases;
 #  - two sroce devices on the ends of a veth pair whose far end is in
@@ -33,14 +34,14 @@ TMP=$(mktemp -d)
 sr_on_exit "rm -rf $TMP"
 n=$(( SR_TAG % 250 + 1 ))
 
-# rc DESCRIPTION VAR=VALUE...: one rc_ops run with that environment, its
-# TAP output kept as comments.
+# rc DESCRIPTION VAR=VALUE...: the RC test programs with that environment,
+# their TAP output kept as comments.
 rc() {
 	local desc=$1
 	shift
 	sr_log "$desc: $*"
-	sr_check "$desc: rc_ops" sr_run_indented \
-		timeout -k 10 "$RC_TIMEOUT" env "$@" "$RC_OPS"
+	sr_check "$desc: the RC tests" sr_run_indented \
+		sr_rc_tests "$RC_TIMEOUT" "$@"
 }
 
 # ------------------------------------------------ (a), (b): loopback

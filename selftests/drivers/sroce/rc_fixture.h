@@ -156,7 +156,7 @@ static inline long first_not(const void *p, int c, size_t len)
 }
 
 static inline void check_mem(struct __test_metadata *_metadata, const char *what,
-		      const void *got, const void *want, size_t len)
+			     const void *got, const void *want, size_t len)
 {
 	long off = first_diff(got, want, len);
 
@@ -167,7 +167,7 @@ static inline void check_mem(struct __test_metadata *_metadata, const char *what
 }
 
 static inline void check_untouched(struct __test_metadata *_metadata,
-			    const char *what, const void *p, size_t len)
+				   const char *what, const void *p, size_t len)
 {
 	long off = first_not(p, FILL, len);
 
@@ -178,7 +178,7 @@ static inline void check_untouched(struct __test_metadata *_metadata,
 
 /* @len bytes of @want landed at @dst, the GUARD bytes around stayed FILL. */
 static inline void check_landed(struct __test_metadata *_metadata, const char *what,
-			 const char *dst, const void *want, size_t len)
+				const char *dst, const void *want, size_t len)
 {
 	check_mem(_metadata, what, dst, want, len);
 	check_untouched(_metadata, what, dst - GUARD, GUARD);
@@ -197,7 +197,7 @@ static inline uint64_t raddr(struct side *s, size_t off)
 }
 
 static inline int post_recv(struct ibv_qp *qp, uint64_t wr_id, struct ibv_sge *sg,
-		     int nsge)
+			    int nsge)
 {
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sg,
 				  .num_sge = nsge }, *bad;
@@ -207,8 +207,8 @@ static inline int post_recv(struct ibv_qp *qp, uint64_t wr_id, struct ibv_sge *s
 
 /* One send-queue WR: SEND, WRITE or READ, with or without immediate. */
 static inline int post_wr(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
-		   unsigned int flags, struct ibv_sge *sg, int nsge,
-		   uint64_t rva, uint32_t rkey, uint32_t imm)
+			  unsigned int flags, struct ibv_sge *sg, int nsge,
+			  uint64_t rva, uint32_t rkey, uint32_t imm)
 {
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = sg, .num_sge = nsge, .opcode = op,
@@ -221,16 +221,16 @@ static inline int post_wr(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_
 
 /* The same, signaled. */
 static inline int post_op(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
-		   struct ibv_sge *sg, int nsge, uint64_t rva, uint32_t rkey,
-		   uint32_t imm)
+			  struct ibv_sge *sg, int nsge, uint64_t rva, uint32_t rkey,
+			  uint32_t imm)
 {
 	return post_wr(qp, op, wr_id, IBV_SEND_SIGNALED, sg, nsge, rva, rkey,
 		       imm);
 }
 
 static inline int post_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op,
-		       uint64_t wr_id, struct ibv_sge *sg, uint64_t rva,
-		       uint32_t rkey, uint64_t compare_add, uint64_t swap)
+			      uint64_t wr_id, struct ibv_sge *sg, uint64_t rva,
+			      uint32_t rkey, uint64_t compare_add, uint64_t swap)
 {
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = sg, .num_sge = 1, .opcode = op,
@@ -270,7 +270,7 @@ struct want {
  * (receives, READ, atomics), wc_flags and imm_data only for receives.
  */
 static inline void match_wc(struct __test_metadata *_metadata, const char *what,
-		     const struct ibv_wc *wc, const struct want *w)
+			    const struct ibv_wc *wc, const struct want *w)
 {
 	bool ok = wc->status == w->status && wc->wr_id == w->wr_id &&
 		  wc->qp_num == w->qp_num;
@@ -301,7 +301,7 @@ static inline void match_wc(struct __test_metadata *_metadata, const char *what,
 
 /* Wait for the next completion on @cq and check it. */
 static inline void check_wc(struct __test_metadata *_metadata, const char *what,
-		     struct ibv_cq *cq, const struct want *w)
+			    struct ibv_cq *cq, const struct want *w)
 {
 	struct ibv_wc wc;
 	int got;
@@ -316,7 +316,7 @@ static inline void check_wc(struct __test_metadata *_metadata, const char *what,
 }
 
 static inline void check_no_wc(struct __test_metadata *_metadata, const char *what,
-			struct ibv_cq *cq)
+			       struct ibv_cq *cq)
 {
 	struct ibv_wc wc;
 	int got = sroce_wait_wc(cq, &wc, QUIET_MS);
@@ -329,7 +329,7 @@ static inline void check_no_wc(struct __test_metadata *_metadata, const char *wh
 /* ------------------------------------------------------ making pairs */
 
 static inline struct ibv_cq *make_cq(struct side *s, struct ibv_comp_channel *ch,
-			      struct ibv_cq_ex **cqx)
+				     struct ibv_cq_ex **cqx)
 {
 	struct ibv_cq_init_attr_ex ax = {
 		.cqe = 2 * QP_DEPTH, .cq_context = s, .channel = ch,
@@ -348,8 +348,8 @@ static inline struct ibv_cq *make_cq(struct side *s, struct ibv_comp_channel *ch
  * ibv_wr_*() API. *@max_inline gets the inline size granted.
  */
 static inline struct ibv_qp *make_qp(struct side *s, struct ibv_cq *cq, bool ex,
-			      uint32_t *max_inline, struct ibv_srq *srq,
-			      bool uc)
+				     uint32_t *max_inline, struct ibv_srq *srq,
+				     bool uc)
 {
 	struct ibv_qp_init_attr_ex ax = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
@@ -386,7 +386,7 @@ static inline struct ibv_qp *make_qp(struct side *s, struct ibv_cq *cq, bool ex,
 }
 
 static inline int to_rtr(struct ibv_qp *qp, struct side *me, struct side *peer,
-		  uint32_t dest_qpn, uint32_t rq_psn, enum ibv_mtu mtu)
+			 uint32_t dest_qpn, uint32_t rq_psn, enum ibv_mtu mtu)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTR,
@@ -417,7 +417,7 @@ static inline int to_rtr(struct ibv_qp *qp, struct side *me, struct side *peer,
 }
 
 static inline int to_rts(struct ibv_qp *qp, struct side *me, uint32_t sq_psn,
-		  const struct conn *c)
+			 const struct conn *c)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTS,
@@ -454,7 +454,7 @@ static inline void pair_down(struct pair *p)
  * NULL, or the step that failed (errno tells why).
  */
 static inline const char *pair_up(rc_fixture *self, struct pair *p,
-			   const struct conn *c)
+				  const struct conn *c)
 {
 	static const struct conn dflt;
 	struct side *a = &self->s[0], *b = &self->s[1];
@@ -501,7 +501,7 @@ static inline const char *pair_up(rc_fixture *self, struct pair *p,
  * (the core adds GIDs from a workqueue). -1 if there is none.
  */
 static inline int pick_gid(struct ibv_context *ctx, const char *env, bool v4_wait,
-		    union ibv_gid *gid)
+			   union ibv_gid *gid)
 {
 	struct ibv_gid_entry e;
 
@@ -529,7 +529,7 @@ static inline int env_mtu(const char *env, enum ibv_mtu *mtu)
 
 /* Open, query and set up one side; NULL or what failed. */
 static inline const char *side_up(struct side *s, const char *name,
-			   const char *gid_env, bool own, int seed)
+				  const char *gid_env, bool own, int seed)
 {
 	if (!s->ctx)
 		s->ctx = open_by_name(name);

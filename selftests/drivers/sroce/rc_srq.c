@@ -86,7 +86,7 @@ TEST_F_TIMEOUT(rc, srq_shared_by_two_qps, T_SECS)
 		ASSERT_EQ(0, post_op(qp, IBV_WR_SEND, 0x200 + i, &ss, 1, 0, 0,
 				     0));
 		ASSERT_EQ(1, sroce_wait_wc(i & 1 ? q2.cq[1] : self->q.cq[1], &wc,
-				     WC_MS));
+					   WC_MS));
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 		EXPECT_EQ(0x100 + i, wc.wr_id);
 		EXPECT_EQ(3000 + i, wc.byte_len);

@@ -30,6 +30,7 @@
 #include <sys/mman.h>
 #include <infiniband/verbs.h>
 #include <rdma/sroce-abi.h>
+#include "sroce_test.h"
 
 #define MAX_OBJS	300000
 
@@ -135,21 +136,6 @@ static int make_rings(struct ibv_context *ctx, int cqe, int n)
 	return 0;
 }
 
-/* A port-1 RoCE v2 GID of the device, for AHs that point at itself. */
-static int any_gid(struct ibv_context *ctx, union ibv_gid *gid)
-{
-	struct ibv_gid_entry e[32];
-	ssize_t n, i;
-
-	n = ibv_query_gid_table(ctx, e, 32, 0);
-	for (i = 0; i < n; i++)
-		if (e[i].gid_type == IBV_GID_TYPE_ROCE_V2) {
-			*gid = e[i].gid;
-			return e[i].gid_index;
-		}
-	return -1;
-}
-
 /* Everything a user may take, held until told to let go. */
 static int take_all(struct ibv_context *ctx, struct ibv_pd *pd,
 		    struct ibv_cq *cq, char *buf)
@@ -160,7 +146,9 @@ static int take_all(struct ibv_context *ctx, struct ibv_pd *pd,
 	char line[16];
 
 	aa.grh.hop_limit = 64;
-	aa.grh.sgid_index = any_gid(ctx, &aa.grh.dgid);
+	/* A GID of the device itself: AHs that point at it. */
+	aa.grh.sgid_index = sroce_find_gid(ctx, AF_UNSPEC, NULL, 0,
+					   &aa.grh.dgid);
 	if (aa.grh.sgid_index < 0)
 		return 1;
 	for (k = 0; k < 5; k++) {

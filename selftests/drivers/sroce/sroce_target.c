@@ -50,29 +50,6 @@ static int nqps;
 static int sgid_index = -1;
 static union ibv_gid peer_gid;
 
-static void v4_mapped(const char *ip, union ibv_gid *gid)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[10] = 0xff;
-	gid->raw[11] = 0xff;
-	inet_pton(AF_INET, ip, &gid->raw[12]);
-}
-
-static int find_sgid(const char *local_ip)
-{
-	struct ibv_gid_entry e[64];
-	union ibv_gid want;
-	ssize_t n, i;
-
-	v4_mapped(local_ip, &want);
-	n = ibv_query_gid_table(ctx, e, 64, 0);
-	for (i = 0; i < n; i++)
-		if (e[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    !memcmp(&e[i].gid, &want, sizeof(want)))
-			return e[i].gid_index;
-	return -1;
-}
-
 static int connect_uc(struct ibv_qp *qp, unsigned int dqpn)
 {
 	struct ibv_qp_attr a = {
@@ -295,12 +272,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pd = ibv_alloc_pd(ctx);
-	sgid_index = find_sgid(argv[2]);
+	sgid_index = sroce_find_gid(ctx, AF_INET, argv[2], 0, NULL);
 	if (!pd || sgid_index < 0) {
 		fprintf(stderr, "no PD or no RoCEv2 GID for %s\n", argv[2]);
 		return 1;
 	}
-	v4_mapped(argv[3], &peer_gid);
+	sroce_ip_gid(AF_INET, argv[3], &peer_gid);
 	printf("ready\n");
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin)) {

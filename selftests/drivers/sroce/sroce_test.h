@@ -6,13 +6,17 @@
 #ifndef SROCE_TEST_H
 #define SROCE_TEST_H
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
@@ -51,6 +55,120 @@ static inline int sroce_gid_is_v4(const union ibv_gid *g)
 	static const unsigned char prefix[12] = { [10] = 0xff, [11] = 0xff };
 
 	return !memcmp(g->raw, prefix, sizeof(prefix));
+}
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+static inline uint64_t sroce_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The GID of IP address @ip of family @af: IPv4 as an IPv4-mapped GID,
+ * IPv6 as it is. 0, or -1 when @ip is not such an address.
+ */
+static inline int sroce_ip_gid(int af, const char *ip, union ibv_gid *gid)
+{
+	memset(gid, 0, sizeof(*gid));
+	if (af == AF_INET) {
+		gid->raw[10] = 0xff;
+		gid->raw[11] = 0xff;
+	}
+	return inet_pton(af, ip, af == AF_INET ? &gid->raw[12] : gid->raw) == 1 ?
+	       0 : -1;
+}
+
+/**
+ * sroce_find_gid() - a port-1 RoCE v2 GID of a device.
+ * @ctx: the device
+ * @af: AF_INET: an IPv4-mapped GID; AF_INET6: an IPv6 one; AF_UNSPEC: any,
+ *	an IPv4-mapped one preferred
+ * @ip: the GID of this address of family @af, or NULL for any
+ * @wait_ms: how long to wait for it to appear (the core adds GIDs from a
+ *	workqueue after an address is configured); 0 looks once
+ * @gid: set to the GID found; may be NULL
+ *
+ * Return: its index, or -1.
+ */
+static inline int sroce_find_gid(struct ibv_context *ctx, int af,
+				 const char *ip, int wait_ms,
+				 union ibv_gid *gid)
+{
+	uint64_t end = sroce_now_ms() + wait_ms;
+	struct ibv_gid_entry e[64];
+	union ibv_gid want;
+	ssize_t n, i, best;
+
+	if (ip && sroce_ip_gid(af, ip, &want))
+		return -1;
+	for (;;) {
+		n = ibv_query_gid_table(ctx, e, ARRAY_SIZE(e), 0);
+		best = -1;
+		for (i = 0; i < n; i++) {
+			int v4 = sroce_gid_is_v4(&e[i].gid);
+
+			if (e[i].port_num != 1 ||
+			    e[i].gid_type != IBV_GID_TYPE_ROCE_V2 ||
+			    (ip && memcmp(&e[i].gid, &want, sizeof(want))) ||
+			    (af == AF_INET && !v4) || (af == AF_INET6 && v4))
+				continue;
+			if (best < 0 || (v4 && !sroce_gid_is_v4(&e[best].gid)))
+				best = i;
+		}
+		if (best >= 0) {
+			if (gid)
+				*gid = e[best].gid;
+			return e[best].gid_index;
+		}
+		if (sroce_now_ms() >= end)
+			return -1;
+		usleep(50000);
+	}
+}
+
+/*
+ * Poll @cq for one completion for up to @ms: 1 when one came (in @wc), 0
+ * when none did, -1 when polling failed.
+ */
+static inline int sroce_wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	uint64_t end = sroce_now_ms() + ms;
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n < 0 ? -1 : 1;
+		if (sroce_now_ms() > end)
+			return 0;
+		usleep(50);
+	}
+}
+
+/* A QP's state as the kernel has it, or -1. */
+static inline int sroce_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	return ibv_query_qp(qp, &a, IBV_QP_STATE, &init) ? -1 : (int)a.qp_state;
+}
+
+/*
+ * Wait up to @ms for @qp to reach @state (the data path moves a QP to an
+ * error state asynchronously); returns the state it is in at the end.
+ */
+static inline int sroce_wait_qp_state(struct ibv_qp *qp, int state, int ms)
+{
+	uint64_t end = sroce_now_ms() + ms;
+	int st;
+
+	while ((st = sroce_qp_state(qp)) != state && sroce_now_ms() < end)
+		usleep(1000);
+	return st;
 }
 
 /* Send a legacy uverbs write() command; 0 or -errno. */

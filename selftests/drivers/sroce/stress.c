@@ -45,8 +45,7 @@ static unsigned char pat(int p, long wave, size_t i)
 static int setup(const char *dev)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_gid_entry e[32];
-	ssize_t n, i;
+	int i;
 
 	for (i = 0; list && list[i]; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), dev))
@@ -54,13 +53,7 @@ static int setup(const char *dev)
 	ibv_free_device_list(list);
 	if (!ctx)
 		return -1;
-	n = ibv_query_gid_table(ctx, e, 32, 0);
-	for (i = 0; i < n && gidx < 0; i++)
-		if (e[i].gid_type == IBV_GID_TYPE_ROCE_V2 &&
-		    sroce_gid_is_v4(&e[i].gid)) {
-			gidx = e[i].gid_index;
-			gid = e[i].gid;
-		}
+	gidx = sroce_find_gid(ctx, AF_INET, NULL, 0, &gid);
 	pd = ibv_alloc_pd(ctx);
 	mem = calloc((size_t)npairs * 2, SLOT);
 	if (gidx < 0 || !pd || !mem)

@@ -8,7 +8,7 @@
 # a token bucket far slower than sroce with a queue of 768 KiB (about 180
 # full-size packets: more than two queue pairs may hold, less than their
 # two send windows, far less than a long READ response). Over it:
-#  - rc_ops, every RC operation checked byte for byte;
+#  - the RC tests (rc_ops and the rest), every RC operation checked;
 #  - ib_write_bw and ib_read_bw with 1 MiB messages, 2 QPs each.
 # Then: the token buckets did throttle (overlimits), yet dropped nothing;
 # sroce paused (tx_pause) and dropped nothing (tx_drop); the receive
@@ -24,7 +24,7 @@ sr_require_sroce
 for t in ib_write_bw ib_read_bw tc; do
 	command -v "$t" >/dev/null || sr_skip "$t missing"
 done
-RC_OPS=$(sr_tool rc_ops) || sr_skip "rc_ops not built"
+sr_tool rc_ops >/dev/null || sr_skip "rc_ops not built"
 RUN_TIMEOUT=300
 RATE=200mbit
 LIMIT=768kb
@@ -108,11 +108,11 @@ for c in $COUNTERS; do
 done
 backlog_drops0=$(backlog_drops)
 
-sr_log "rc_ops over $RATE links with $LIMIT queues"
-sr_check "rc_ops over a slow link" sr_run_indented \
-	timeout -k 10 600 env SROCE_DEV_A="$DA" SROCE_GID_A="$ga" \
-	SROCE_DEV_B="$DB" SROCE_GID_B="$gb" SROCE_SKIP_MAX_MSG=1 "$RC_OPS"
-# rc_ops provokes timeouts and NAKs on purpose; count from here.
+sr_log "the RC tests over $RATE links with $LIMIT queues"
+sr_check "the RC tests over a slow link" sr_run_indented \
+	sr_rc_tests 600 SROCE_DEV_A="$DA" SROCE_GID_A="$ga" \
+	SROCE_DEV_B="$DB" SROCE_GID_B="$gb" SROCE_SKIP_MAX_MSG=1
+# The RC tests provoke timeouts and NAKs on purpose; count from here.
 for c in retransmit_timeout seq_nak_received; do
 	before[$c]=$(sum $c)
 done

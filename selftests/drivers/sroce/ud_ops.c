@@ -36,33 +36,6 @@ FIXTURE(ud) {
 	uint32_t mtu;
 };
 
-/*
- * Index of the RoCEv2 GID of address @a (AF_INET, as an IPv4-mapped GID,
- * or AF_INET6), waiting for the core to add it.
- */
-static int find_gid(struct ibv_context *ctx, int af, const char *a)
-{
-	struct ibv_gid_entry e;
-	uint8_t want[16] = {};
-	int i, tries;
-
-	if (af == AF_INET) {
-		want[10] = 0xff;
-		want[11] = 0xff;
-	}
-	if (inet_pton(af, a, af == AF_INET ? &want[12] : want) != 1)
-		return -1;
-	for (tries = 0; tries < 100; tries++) {
-		for (i = 0; i < 16; i++)
-			if (!ibv_query_gid_ex(ctx, 1, i, &e, 0) &&
-			    e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
-			    !memcmp(e.gid.raw, want, sizeof(want)))
-				return i;
-		usleep(100000);
-	}
-	return -1;
-}
-
 static struct ibv_qp *make_ud_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 				 uint32_t qkey)
 {
@@ -119,7 +92,7 @@ FIXTURE_SETUP(ud)
 	snprintf(self->addr, sizeof(self->addr), "198.19.%d.1",
 		 getpid() % 250 + 1);
 	ASSERT_EQ(0, sh("ip addr add %s/24 dev %s", self->addr, self->d.veth));
-	self->gid_index = find_gid(self->d.ctx, AF_INET, self->addr);
+	self->gid_index = sroce_find_gid(self->d.ctx, AF_INET, self->addr, 5000, NULL);
 	ASSERT_LE(0, self->gid_index) TH_LOG("no RoCEv2 GID for %s",
 					     self->addr);
 	ASSERT_EQ(0, ibv_query_port(self->d.ctx, 1, &pa));
@@ -196,20 +169,6 @@ static int post_send(struct _test_data_ud *self, struct ibv_ah *ah,
 	return ibv_post_send(self->qp[0], &wr, &bad);
 }
 
-/* Wait up to @ms for one completion; 1 if one came, 0 if none. */
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
-{
-	int i, n;
-
-	for (i = 0; i < ms * 10; i++) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-		usleep(100);
-	}
-	return 0;
-}
-
 static long counter(struct _test_data_ud *self, const char *name)
 {
 	char path[256];
@@ -245,11 +204,11 @@ TEST_F(ud, send_recv_with_grh)
 	fill(self->buf, 1000, 3);
 	ASSERT_EQ(0, post_recv(self, 0x77, GRH + BUF_SIZE / 4));
 	ASSERT_EQ(0, post_send(self, self->ah, 1000, QKEY, false));
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
 	EXPECT_EQ(0x5e, wc.wr_id);
-	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
 	EXPECT_EQ(0x77, wc.wr_id);
@@ -278,7 +237,7 @@ TEST_F(ud, send_with_imm)
 
 	ASSERT_EQ(0, post_recv(self, 1, GRH + 64));
 	ASSERT_EQ(0, post_send(self, self->ah, 0, QKEY, true));
-	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(GRH, wc.byte_len);
 	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
@@ -293,13 +252,13 @@ TEST_F(ud, wrong_qkey_is_dropped_and_counted)
 	ASSERT_LE(0, before);
 	ASSERT_EQ(0, post_recv(self, 1, GRH + 2048));
 	ASSERT_EQ(0, post_send(self, self->ah, 100, QKEY + 1, false));
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(0, poll_one(self->cq[1], &wc, 300));
+	EXPECT_EQ(0, sroce_wait_wc(self->cq[1], &wc, 300));
 	EXPECT_EQ(before + 1, counter(self, "rx_drop_bad_qkey"));
 	/* The receive was not used up: the right Q_Key still finds it. */
 	ASSERT_EQ(0, post_send(self, self->ah, 100, QKEY, false));
-	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(1, wc.wr_id);
 }
@@ -311,17 +270,9 @@ TEST_F(ud, controlled_qkey_uses_the_qps_own)
 
 	ASSERT_EQ(0, post_recv(self, 2, GRH + 2048));
 	ASSERT_EQ(0, post_send(self, self->ah, 10, 0x80000000u, false));
-	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(2, wc.wr_id);
-}
-
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr a;
-
-	return ibv_query_qp(qp, &a, IBV_QP_STATE, &ia) ? -1 : a.qp_state;
 }
 
 /*
@@ -341,10 +292,10 @@ TEST_F(ud, larger_than_mtu_fails_locally)
 
 	ASSERT_EQ(0, post_recv(self, 3, GRH + 4096));
 	ASSERT_EQ(0, post_send(self, self->ah, self->mtu + 1, QKEY, false));
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
-	EXPECT_EQ(0, poll_one(self->cq[1], &wc, 300));
-	EXPECT_EQ(IBV_QPS_SQE, qp_state(self->qp[0]));
+	EXPECT_EQ(0, sroce_wait_wc(self->cq[1], &wc, 300));
+	EXPECT_EQ(IBV_QPS_SQE, sroce_qp_state(self->qp[0]));
 
 	/* Receives go on: a datagram from the other QP arrives. */
 	ASSERT_EQ(0, post_recv_on(self, self->qp[0], 0x31, RECV_OFF, GRH + 64));
@@ -352,25 +303,25 @@ TEST_F(ud, larger_than_mtu_fails_locally)
 	wr.wr.ud.remote_qpn = self->qp[0]->qp_num;
 	wr.wr.ud.remote_qkey = QKEY;
 	ASSERT_EQ(0, ibv_post_send(self->qp[1], &wr, &bad));
-	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("receive in SQE");
 	EXPECT_EQ(0x31, wc.wr_id);
 
 	/* Sends posted meanwhile are flushed. */
 	ASSERT_EQ(0, post_send(self, self->ah, 64, QKEY, false));
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 
 	/* Back to RTS, sending works again; the first receive takes it. */
 	ASSERT_EQ(0, ibv_modify_qp(self->qp[0], &rts,
 				   IBV_QP_STATE | IBV_QP_CUR_STATE));
-	EXPECT_EQ(IBV_QPS_RTS, qp_state(self->qp[0]));
+	EXPECT_EQ(IBV_QPS_RTS, sroce_qp_state(self->qp[0]));
 	ASSERT_EQ(0, post_send(self, self->ah, 64, QKEY, false));
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(3, wc.wr_id);
 }
@@ -381,13 +332,13 @@ TEST_F(ud, receive_too_small_fails_that_receive_only)
 
 	ASSERT_EQ(0, post_recv(self, 4, GRH + 100));
 	ASSERT_EQ(0, post_send(self, self->ah, 500, QKEY, false));
-	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status);
 	EXPECT_EQ(4, wc.wr_id);
 	/* The QP lives on. */
 	ASSERT_EQ(0, post_recv(self, 5, GRH + 1000));
 	ASSERT_EQ(0, post_send(self, self->ah, 500, QKEY, false));
-	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(5, wc.wr_id);
 }
@@ -399,7 +350,7 @@ TEST_F(ud, no_receive_posted_is_dropped_and_counted)
 
 	ASSERT_LE(0, before);
 	ASSERT_EQ(0, post_send(self, self->ah, 64, QKEY, false));
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	usleep(200000);
 	EXPECT_EQ(before + 1, counter(self, "rx_drop_no_recv_wqe"));
@@ -416,9 +367,9 @@ TEST_F(ud, ah_of_another_pd_is_refused)
 	ASSERT_NE(NULL, ah2);
 	ASSERT_EQ(0, post_recv(self, 6, GRH + 1000));
 	ASSERT_EQ(0, post_send(self, ah2, 10, QKEY, false));
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc.status);
-	EXPECT_EQ(0, poll_one(self->cq[1], &wc, 300));
+	EXPECT_EQ(0, sroce_wait_wc(self->cq[1], &wc, 300));
 	EXPECT_EQ(0, ibv_destroy_ah(ah2));
 	EXPECT_EQ(0, ibv_dealloc_pd(pd2));
 }
@@ -473,11 +424,11 @@ TEST_F(ud, multicast_attach_send_detach)
 	wr.wr.ud.remote_qpn = 0xffffff;
 	wr.wr.ud.remote_qkey = QKEY;
 	ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	/* Both receives complete on cq[1], in either order. */
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+		ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 		EXPECT_EQ(GRH + 100, wc.byte_len);
 		EXPECT_EQ(self->qp[0]->qp_num, wc.src_qp);
@@ -498,10 +449,10 @@ TEST_F(ud, multicast_attach_send_detach)
 	ASSERT_EQ(0, post_recv_on(self, self->qp[1], 4, RECV_OFF, GRH + 512));
 	ASSERT_EQ(0, post_recv_on(self, third, 5, RECV_OFF + 1024, GRH + 512));
 	ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
-	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 	EXPECT_EQ(4, wc.wr_id);
-	EXPECT_EQ(0, poll_one(self->cq[1], &wc, 300));
+	EXPECT_EQ(0, sroce_wait_wc(self->cq[1], &wc, 300));
 
 	EXPECT_EQ(0, ibv_detach_mcast(self->qp[1], &mgid, 0));
 	EXPECT_EQ(0, ibv_destroy_ah(ah));
@@ -527,7 +478,7 @@ TEST_F(ud, multicast_ipv6)
 	snprintf(addr6, sizeof(addr6), "2001:db8:3:%x::1", getpid() % 250 + 1);
 	ASSERT_EQ(0, sh("ip addr add %s/64 dev %s nodad", addr6,
 			self->d.veth));
-	idx = find_gid(self->d.ctx, AF_INET6, addr6);
+	idx = sroce_find_gid(self->d.ctx, AF_INET6, addr6, 5000, NULL);
 	ASSERT_LE(0, idx) TH_LOG("no RoCEv2 GID for %s", addr6);
 	mgid.raw[0] = 0xff;
 	mgid.raw[1] = 0x0e;
@@ -545,9 +496,9 @@ TEST_F(ud, multicast_ipv6)
 	wr.wr.ud.remote_qpn = 0xffffff;
 	wr.wr.ud.remote_qkey = QKEY;
 	ASSERT_EQ(0, ibv_post_send(self->qp[0], &wr, &bad));
-	ASSERT_EQ(1, poll_one(self->cq[0], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	ASSERT_EQ(1, poll_one(self->cq[1], &wc, 2000));
+	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0x66, wc.wr_id);
 	EXPECT_EQ(GRH + 200, wc.byte_len);

@@ -456,18 +456,12 @@ static void op_raw(struct pools *p)
 	count(p, write(p->ctx->cmd_fd, words, in_words * 4) < 0);
 }
 
+/* A RoCE v2 GID of the device (index 0 if it has none yet). */
 static int find_gid(struct pools *p)
 {
-	struct ibv_gid_entry e[16];
-	ssize_t n, i;
+	int idx = sroce_find_gid(p->ctx, AF_UNSPEC, NULL, 0, &p->gid);
 
-	n = ibv_query_gid_table(p->ctx, e, 16, 0);
-	for (i = 0; i < n; i++)
-		if (e[i].gid_type == IBV_GID_TYPE_ROCE_V2) {
-			p->gid = e[i].gid;
-			return e[i].gid_index;
-		}
-	return 0;
+	return idx < 0 ? 0 : idx;
 }
 
 /*
