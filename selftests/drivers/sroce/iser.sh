@@ -54,16 +54,7 @@ tcli() {
 	return 1
 }
 
-sr_veth "$L" "${L}p" || sr_skip "cannot create a veth pair"
-ip link set "$L" mtu 9000
-ip link set "${L}p" mtu 9000
-ip addr add "$ADDR/24" dev "$L"
-if ! rdma link add "$DEV" type "$TYPE" netdev "$L"; then
-	sr_fail "rdma link add $DEV"
-	sr_done
-fi
-sr_on_exit "rdma link del $DEV"
-sr_check "GID of $ADDR" sr_wait_gid "$DEV" "$ADDR"
+sr_loopback_link "$DEV" "$L" "$ADDR" "$TYPE"
 
 # The target.
 tcli set global auto_save_on_exit=false auto_add_default_portal=false

@@ -127,6 +127,23 @@ sr_link_add() {
 	sr_on_exit "rdma link del $1"
 }
 
+# sr_loopback_link IBDEV NETDEV ADDR [TYPE]: a device looping back on its
+# own veth (NETDEV, peer NETDEVp, MTU 9000) with the IPv4 ADDR/24, all
+# removed at exit; the GID of ADDR is there when it returns. Skips the
+# test when the veth cannot be made, fails it when rdma link add fails.
+# TYPE: default sroce.
+sr_loopback_link() {
+	sr_veth "$2" "${2}p" || sr_skip "cannot create a veth pair"
+	ip link set "$2" mtu 9000
+	ip link set "${2}p" mtu 9000
+	ip addr add "$3/24" dev "$2"
+	if ! sr_link_add "$1" "$2" "${4:-sroce}"; then
+		sr_fail "rdma link add $1"
+		sr_done
+	fi
+	sr_check "GID of $3" sr_wait_gid "$1" "$3"
+}
+
 # sr_link_add_ns NS IBDEV NETDEV [TYPE]: the same for a netdev in netns
 # NS (the link is made from inside NS, where the netdev's name resolves).
 # The RDMA device is visible in every netns in the default "shared" rdma

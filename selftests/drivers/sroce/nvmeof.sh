@@ -48,16 +48,7 @@ ADDR=198.19.$n.1
 FIO_VERIFY=(--ioengine=libaio --direct=1 --bs=4k --iodepth=16
 	--verify=crc32c --verify_fatal=1 --do_verify=1 --verify_state_save=0)
 
-sr_veth "$L" "${L}p" || sr_skip "cannot create a veth pair"
-ip link set "$L" mtu 9000
-ip link set "${L}p" mtu 9000
-ip addr add "$ADDR/24" dev "$L"
-if ! rdma link add "$DEV" type "$TYPE" netdev "$L"; then
-	sr_fail "rdma link add $DEV"
-	sr_done
-fi
-sr_on_exit "rdma link del $DEV"
-sr_wait_gid "$DEV" "$ADDR" || sr_fail "GID of $ADDR"
+sr_loopback_link "$DEV" "$L" "$ADDR" "$TYPE"
 
 sr_nvmet_export "$ADDR" "$SVC" "$NQN" "$PORTID" ||
 	sr_skip "cannot create an nvmet subsystem or port"

@@ -169,24 +169,6 @@ static int post_send(struct _test_data_ud *self, struct ibv_ah *ah,
 	return ibv_post_send(self->qp[0], &wr, &bad);
 }
 
-static long counter(struct _test_data_ud *self, const char *name)
-{
-	char path[256];
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 self->d.ibdev, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 static void fill(char *p, uint32_t len, int seed)
 {
 	uint32_t i;
@@ -246,7 +228,7 @@ TEST_F(ud, send_with_imm)
 
 TEST_F(ud, wrong_qkey_is_dropped_and_counted)
 {
-	long before = counter(self, "rx_drop_bad_qkey");
+	long long before = sroce_counter(self->d.ibdev, "rx_drop_bad_qkey");
 	struct ibv_wc wc;
 
 	ASSERT_LE(0, before);
@@ -255,7 +237,7 @@ TEST_F(ud, wrong_qkey_is_dropped_and_counted)
 	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, sroce_wait_wc(self->cq[1], &wc, 300));
-	EXPECT_EQ(before + 1, counter(self, "rx_drop_bad_qkey"));
+	EXPECT_EQ(before + 1, sroce_counter(self->d.ibdev, "rx_drop_bad_qkey"));
 	/* The receive was not used up: the right Q_Key still finds it. */
 	ASSERT_EQ(0, post_send(self, self->ah, 100, QKEY, false));
 	ASSERT_EQ(1, sroce_wait_wc(self->cq[1], &wc, 2000));
@@ -345,7 +327,7 @@ TEST_F(ud, receive_too_small_fails_that_receive_only)
 
 TEST_F(ud, no_receive_posted_is_dropped_and_counted)
 {
-	long before = counter(self, "rx_drop_no_recv_wqe");
+	long long before = sroce_counter(self->d.ibdev, "rx_drop_no_recv_wqe");
 	struct ibv_wc wc;
 
 	ASSERT_LE(0, before);
@@ -353,7 +335,7 @@ TEST_F(ud, no_receive_posted_is_dropped_and_counted)
 	ASSERT_EQ(1, sroce_wait_wc(self->cq[0], &wc, 2000));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	usleep(200000);
-	EXPECT_EQ(before + 1, counter(self, "rx_drop_no_recv_wqe"));
+	EXPECT_EQ(before + 1, sroce_counter(self->d.ibdev, "rx_drop_no_recv_wqe"));
 }
 
 TEST_F(ud, ah_of_another_pd_is_refused)
