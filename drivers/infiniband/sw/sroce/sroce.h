@@ -14,16 +14,17 @@
  *       packets takes the QP locks of their receivers)
  *   sroce_qp.req_lock (BH off: requester, completer, send queue)
  *     sroce_qp.resp_lock (responder, receive queue; nested inside
- *         req_lock only where both halves change: state, reset, flush)
+ *         req_lock only where both halves change: state, reset, destroy)
  *       sroce_srq.lock (taking from an SRQ)
  *       sroce_dev.mw_lock (binding windows against deregistration)
  *       sroce_cq.lock (IRQ off: producing completions; innermost)
  *
  * Leaves, taken with nothing else held: sroce_dev.mcast_lock,
  * sroce_qp.sq_post_lock and rq_post_lock, sroce_srq.post_lock (kernel
- * posters; they ring doorbells only after dropping them). Handlers of
- * consumers (completion handlers, async events) never run under any of
- * these: they are deferred to an irq_work or a work item.
+ * posters; they ring doorbells only after dropping them). A kernel
+ * consumer's CQ handlers and QP events run from an irq_work or a work
+ * item, under none of these; uverbs's handlers, which only queue an
+ * event, and SRQ events are called with the data path's lock held.
  */
 #ifndef SROCE_H
 #define SROCE_H

@@ -181,7 +181,8 @@ struct sroce_tx_credit {
  * struct sroce_qp - a queue pair.
  * @ibqp: the core's QP
  * @lock: serialises modify and query
- * @state: current IBA state; changed under both data-path locks
+ * @state: current IBA state; verbs change it under both data-path locks,
+ *	the data path moves it to an error state under either one
  * @attr: attributes as last set (qp_state and cap are kept separately)
  * @av: primary path, holding a GID attribute reference while @av_valid
  * @av_valid: @av has been set
@@ -268,8 +269,10 @@ void sroce_qp_bad_ring(struct sroce_qp *qp);
 struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn);
 
 /*
- * Queue pair state as the data path sees it; changed under both data-path
- * locks, so holding either one keeps it stable.
+ * Queue pair state as the data path sees it. Verbs change it under both
+ * data-path locks; the data path only moves it to an error state, under
+ * either lock (sroce_qp_set_error(), sroce_qp_set_sq_error()), so a
+ * holder of one lock sees it stable except for that move.
  */
 static inline enum ib_qp_state sroce_qp_state(struct sroce_qp *qp)
 {

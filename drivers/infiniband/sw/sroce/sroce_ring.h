@@ -23,8 +23,10 @@
  *   entry and base the oldest whose slot it still uses; anything else
  *   breaks the ring (-EPROTO from sroce_ring_avail()), and the owner fails
  *   the object once (sroce_qp_bad_ring(), SRQ_ERR). A consumer index the
- *   producer cannot make sense of reads as a full ring. No loop runs over
- *   more than num_entries entries on the strength of a user's index.
+ *   producer cannot make sense of reads as a full ring when it produces
+ *   (the entry is lost and counted), and as an empty one when it only
+ *   counts (sroce_ring_pending()). No loop runs over more than
+ *   num_entries entries on the strength of a user's index.
  */
 #ifndef SROCE_RING_H
 #define SROCE_RING_H
@@ -115,8 +117,9 @@ static inline bool sroce_ring_idle(struct sroce_ring *ring, u32 next)
 }
 
 /*
- * Ask for doorbells without looking at prod: the caller reads the ring
- * after this (a flush), so what is posted later rings.
+ * Ask for doorbells without looking at prod: when the consumer reads the
+ * ring after this (a flush), or will not read it until a doorbell comes
+ * (a new or reset queue, a QP not yet sending).
  */
 static inline void sroce_ring_arm(struct sroce_ring *ring)
 {

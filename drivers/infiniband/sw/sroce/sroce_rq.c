@@ -99,10 +99,10 @@ void sroce_rq_flush(struct sroce_qp *qp)
 	int avail;
 
 	lockdep_assert_held(&qp->resp_lock);
-	if (qp->ibqp.srq)
-		return;
 	/* Ask for doorbells first, so a WQE posted after prod is read rings. */
 	sroce_ring_arm(&qp->rq);
+	if (qp->ibqp.srq)
+		return;
 	avail = sroce_ring_avail(&qp->rq, resp->rq_cons, resp->rq_cons);
 	for (; avail > 0; avail--) {
 		src = sroce_ring_entry(&qp->rq, resp->rq_cons);
