@@ -129,9 +129,9 @@ sr_link_add() {
 
 # sr_loopback_link IBDEV NETDEV ADDR [TYPE]: a device looping back on its
 # own veth (NETDEV, peer NETDEVp, MTU 9000) with the IPv4 ADDR/24, all
-# removed at exit; the GID of ADDR is there when it returns. Skips the
-# test when the veth cannot be made, fails it when rdma link add fails.
-# TYPE: default sroce.
+# removed at exit; when it returns, the GID of ADDR is there and the port
+# is active. Skips the test when the veth cannot be made, fails it when
+# rdma link add fails. TYPE: default sroce.
 sr_loopback_link() {
 	sr_veth "$2" "${2}p" || sr_skip "cannot create a veth pair"
 	ip link set "$2" mtu 9000
@@ -142,6 +142,7 @@ sr_loopback_link() {
 		sr_done
 	fi
 	sr_check "GID of $3" sr_wait_gid "$1" "$3"
+	sr_wait_port_state "$1" PORT_ACTIVE || sr_log "port of $1 not active"
 }
 
 # sr_link_add_ns NS IBDEV NETDEV [TYPE]: the same for a netdev in netns
