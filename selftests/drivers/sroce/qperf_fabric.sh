@@ -86,9 +86,17 @@ qperf_cm() {
 
 # qperf_no_cm: what qperf says without the CM (it must fail: no GRH).
 # Its whole output stays in $LOG/qperf_nocm_DEV for the failure report.
+# Asked up to three times: right after rxe's device appears, qperf's
+# server has been seen to fail on it without a word ("server: ").
 qperf_no_cm() {
-	! qperf_client "qperf_nocm_$DEV" -i "$DEV:1" -t 1 rc_bw &&
-		echo "$OUT" | grep -o "failed to .*" | sort -u | head -n 1
+	local i said
+	for ((i = 0; i < 3; i++)); do
+		said=$(! qperf_client "qperf_nocm_$DEV" -i "$DEV:1" -t 1 rc_bw &&
+			echo "$OUT" | grep -o "failed to .*" | sort -u | head -n 1)
+		[ -n "$said" ] && break
+		sleep 1
+	done
+	echo "$said"
 }
 
 fi_pp() {
