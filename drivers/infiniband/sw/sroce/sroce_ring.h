@@ -97,25 +97,6 @@ static inline void sroce_ring_release(struct sroce_ring *ring, u32 cons)
 	smp_store_release(&ring->hdr->cons, cons);
 }
 
-/**
- * sroce_ring_idle() - ask for a doorbell before going idle.
- * @ring: a ring the kernel consumes
- * @next: the next entry the consumer would read
- *
- * Return: true when the consumer may go idle (the producer will ring);
- * false when entries arrived meanwhile (nothing armed: read on).
- */
-static inline bool sroce_ring_idle(struct sroce_ring *ring, u32 next)
-{
-	WRITE_ONCE(ring->hdr->flags, SROCE_RING_NEED_DOORBELL);
-	/* Between our flag and their prod: see the top of the file. */
-	smp_mb();
-	if (READ_ONCE(ring->hdr->prod) == next)
-		return true;
-	WRITE_ONCE(ring->hdr->flags, 0);
-	return false;
-}
-
 /*
  * Ask for doorbells without looking at prod: when the consumer reads the
  * ring after this (a flush), or will not read it until a doorbell comes
@@ -126,6 +107,23 @@ static inline void sroce_ring_arm(struct sroce_ring *ring)
 	WRITE_ONCE(ring->hdr->flags, SROCE_RING_NEED_DOORBELL);
 	/* Between our flag and their prod: see the top of the file. */
 	smp_mb();
+}
+
+/**
+ * sroce_ring_idle() - ask for a doorbell before going idle.
+ * @ring: a ring the kernel consumes
+ * @next: the next entry the consumer would read
+ *
+ * Return: true when the consumer may go idle (the producer will ring);
+ * false when entries arrived meanwhile (nothing armed: read on).
+ */
+static inline bool sroce_ring_idle(struct sroce_ring *ring, u32 next)
+{
+	sroce_ring_arm(ring);
+	if (READ_ONCE(ring->hdr->prod) == next)
+		return true;
+	WRITE_ONCE(ring->hdr->flags, 0);
+	return false;
 }
 
 /* A doorbell came: no more are needed until the consumer idles again. */
