@@ -89,6 +89,35 @@ expect rx_drop_malformed "frame cut short (IP length lies)" -- --truncate 20
 expect rx_drop_malformed "nothing after the BTH" -- --payload 0 \
 	--truncate 4
 
+# Each ICRC implementation the module offers (sroce_icrc.c), measured
+# against roce_pkt.py's own: at least the library's crc32_le(), and the
+# crypto API's crc32 wherever the kernel has one.
+ICRC=/sys/module/sroce/parameters/icrc
+if [ -w "$ICRC" ]; then
+	sr_on_exit "echo auto >$ICRC"
+	sr_log "ICRC implementation at load: $(cat "$ICRC")"
+	n=0
+	for impl in lib crypto; do
+		if ! echo "$impl" 2>/dev/null >"$ICRC"; then
+			sr_log "icrc=$impl is not offered by this kernel"
+			continue
+		fi
+		n=$((n + 1))
+		sr_check "icrc=$impl in use" grep -q "^$impl " "$ICRC"
+		expect rx_drop_no_qp "icrc=$impl: valid 1000-byte SEND" -- \
+			--payload 1000
+		expect rx_drop_no_qp "icrc=$impl: valid 4-byte SEND" -- --payload 4
+		expect rx_drop_bad_icrc "icrc=$impl: a payload byte changed" -- \
+			--bad-icrc --payload 1000
+	done
+	sr_check "the library's crc32_le is always offered" test "$n" -ge 1
+	sr_check "icrc=auto measures and picks one" \
+		sh -c "echo auto >$ICRC && grep -Eq '^(lib|crypto) ' $ICRC"
+	sr_check "icrc=nonsense refused" sh -c "! echo nonsense 2>/dev/null >$ICRC"
+else
+	sr_fail "no writable icrc module parameter"
+fi
+
 # IPv4 only: a bad header checksum.
 before=$(sr_counter "$DEV" rx_drop_malformed)
 ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" --bad-ip-csum

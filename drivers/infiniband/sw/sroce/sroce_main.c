@@ -383,13 +383,15 @@ static int __init sroce_init(void)
 		err = -ENOMEM;
 		goto err_data_wq;
 	}
+	sroce_icrc_init();
 	err = sroce_net_init();
 	if (err)
-		goto err_kernel_wq;
+		goto err_icrc;
 	rdma_link_register(&sroce_link_ops);
 	return 0;
 
-err_kernel_wq:
+err_icrc:
+	sroce_icrc_exit();
 	destroy_workqueue(sroce_kernel_wq);
 err_data_wq:
 	destroy_workqueue(sroce_data_wq);
@@ -407,6 +409,7 @@ static void __exit sroce_exit(void)
 	sroce_net_exit();
 	/* Packets of destroyed QPs may still name our skb destructor. */
 	sroce_tx_credit_wait_all();
+	sroce_icrc_exit();
 	destroy_workqueue(sroce_kernel_wq);
 	destroy_workqueue(sroce_data_wq);
 	destroy_workqueue(sroce_wq);
