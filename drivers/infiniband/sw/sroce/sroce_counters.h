@@ -46,6 +46,8 @@
  *	its message: a request it could not execute (UC has no NAK)
  * @SROCE_CNT_RX_GRO_SEGMENTS: packets that UDP GRO on the netdev had merged
  *	into one (each also counted in RX_ROCE_PACKETS), taken one by one
+ * @SROCE_CNT_TX_CPU_HANDOFF: sends moved to the CPU that sent the queue
+ *	pair's packets still in flight, to keep them in order
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -78,6 +80,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_DUP_UNMATCHED,
 	SROCE_CNT_RX_DROP_UC_ERROR,
 	SROCE_CNT_RX_GRO_SEGMENTS,
+	SROCE_CNT_TX_CPU_HANDOFF,
 	SROCE_NUM_COUNTERS
 };
 

@@ -164,6 +164,7 @@ enum {
  * struct sroce_tx_credit - a queue pair's packets still queued below it.
  * @held: those packets, plus one while the queue pair lives
  * @paused: SROCE_TX_PAUSED_* bits: who waits for the packets to drain
+ * @cpu: per SROCE_TX_PAUSED_* stream, the CPU it last sent from
  * @qp: the queue pair (RCU); NULL once it is being destroyed
  * @rcu: frees the credit after the last packet and the queue pair
  *
@@ -173,6 +174,7 @@ enum {
 struct sroce_tx_credit {
 	atomic_t held;
 	unsigned long paused;
+	int cpu[2];
 	struct sroce_qp __rcu *qp;
 	struct rcu_head rcu;
 };

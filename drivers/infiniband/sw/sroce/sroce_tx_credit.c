@@ -8,6 +8,14 @@
  * Without this, a long READ response or a send window meeting a slow link
  * overflows the qdisc, and go-back-N resends only overflow it again.
  *
+ * The count also keeps a stream in order. A packet handed to a veth or to
+ * loopback in the stack waits in the sending CPU's receive backlog, and
+ * each CPU drains its own: a packet sent from another CPU can overtake
+ * it, and go-back-N pays for that with a NAK and a resend. So while any
+ * packet of the queue pair is in flight, the requester and the responder
+ * each send only from the CPU they last sent from, and a call on another
+ * CPU hands the sending to that CPU's work item.
+ *
  * The count is a separate object: packets may sit in a qdisc or a NIC ring
  * after their queue pair is destroyed, and their destructor is this
  * module's code, so unloading waits until every such object is gone.
@@ -26,6 +34,8 @@ int sroce_tx_credit_init(struct sroce_qp *qp)
 	if (!c)
 		return -ENOMEM;
 	atomic_set(&c->held, 1);
+	c->cpu[SROCE_TX_PAUSED_REQ] = -1;
+	c->cpu[SROCE_TX_PAUSED_RESP] = -1;
 	RCU_INIT_POINTER(c->qp, qp);
 	atomic_inc(&sroce_tx_credits_live);
 	qp->credit = c;
@@ -103,12 +113,36 @@ static void sroce_tx_skb_destructor(struct sk_buff *skb)
  * @qp: the queue pair
  * @who: SROCE_TX_PAUSED_REQ or SROCE_TX_PAUSED_RESP, the caller
  *
+ * Context: @who's lock held (req_lock or resp_lock), BH disabled.
  * Return: true, or false after noting that @who waits; the packet that
- * brings the count down to the low mark then queues @who's work.
+ * brings the count down to the low mark then queues @who's work. Also
+ * false when @who must send from another CPU, whose work is queued.
  */
 bool sroce_tx_may_send(struct sroce_qp *qp, int who)
 {
 	struct sroce_tx_credit *c = qp->credit;
+	int cpu = smp_processor_id();
+	int last = c->cpu[who];
+
+	lockdep_assert_held(who == SROCE_TX_PAUSED_REQ ? &qp->req_lock :
+			    &qp->resp_lock);
+	/*
+	 * Datagrams promise no order, and the device's own loopback queue
+	 * keeps it anyway; other packets stay behind their predecessors.
+	 */
+	if (last != cpu && qp->ibqp.qp_type != IB_QPT_UD &&
+	    qp->ibqp.qp_type != IB_QPT_GSI && !qp->path.loopback) {
+		if (last >= 0 && atomic_read(&c->held) > 1 && cpu_online(last)) {
+			if (!qp->dead)
+				queue_work_on(last, sroce_data_wq,
+					      who == SROCE_TX_PAUSED_REQ ?
+					      &qp->req_work : &qp->resp_work);
+			sroce_count(to_sdev(qp->ibqp.device),
+				    SROCE_CNT_TX_CPU_HANDOFF);
+			return false;
+		}
+	}
+	c->cpu[who] = cpu;
 
 	if (atomic_read(&c->held) <= SROCE_TX_INFLIGHT_HIGH)
 		return true;
