@@ -724,3 +724,67 @@ int sroce_sgl_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
 	*sge_off = pos;
 	return len ? -EACCES : 0;
 }
+
+/**
+ * sroce_sgl_attach() - attach message bytes of a scatter/gather list to a
+ *	packet as page fragments, without copying them.
+ * @qp: queue pair whose PD the local keys must belong to
+ * @sge: the list (a kernel copy)
+ * @nsge: entries in @sge
+ * @sge_idx: cursor: the SGE to start in; advanced on success only
+ * @sge_off: cursor: offset within that SGE; advanced on success only
+ * @skb: the packet, from sroce_tx_alloc_to() without a payload buffer
+ * @len: bytes to attach; the list holds at least that many from the cursor
+ *
+ * Only regions of pinned user pages qualify: the packet takes a reference
+ * on each page, so the bytes stay valid memory however long it lives,
+ * across deregistration too. The caller sends only what completes after
+ * the peer has the bytes (RC), so the user cannot change them before.
+ * Context: RCU read side.
+ * Return: 0; -EACCES when an lkey does not cover its SGE; -EOPNOTSUPP for
+ * a region without user pages; -E2BIG when the packet runs out of
+ * fragments. On error the caller drops the packet, and with it whatever
+ * was attached.
+ */
+int sroce_sgl_attach(struct sroce_qp *qp, const struct sroce_sge *sge,
+		     u32 nsge, u32 *sge_idx, u32 *sge_off, struct sk_buff *skb,
+		     u32 len)
+{
+	u32 i = *sge_idx, pos = *sge_off, n, done, step;
+	struct sroce_mr *mr;
+	struct page *page;
+	unsigned int poff;
+	int err = 0;
+	u64 va;
+
+	while (len && i < nsge && !err) {
+		n = min(len, sge[i].length - pos);
+		if (n) {
+			va = sge[i].addr + pos;
+			mr = sroce_mr_lookup(qp, sge[i].lkey, va, n, 0);
+			if (!mr)
+				return -EACCES;
+			if (!mr->umem)
+				err = -EOPNOTSUPP;
+			for (done = 0; done < n && !err; done += step) {
+				page = sroce_mr_page(mr, va + done, &poff);
+				step = min_t(u32, n - done, PAGE_SIZE - poff);
+				err = sroce_tx_add_page(skb, page, poff, step);
+			}
+			sroce_mr_put(mr);
+			len -= n;
+			pos += n;
+		}
+		if (pos == sge[i].length) {
+			i++;
+			pos = 0;
+		}
+	}
+	if (err)
+		return err;
+	if (len)
+		return -EACCES;
+	*sge_idx = i;
+	*sge_off = pos;
+	return 0;
+}

@@ -43,6 +43,9 @@ struct sk_buff *sroce_tx_alloc_to(struct sroce_dev *sdev,
 				  u8 opcode, u32 psn, bool ackreq, bool se,
 				  unsigned int ext_len, unsigned int payload,
 				  void **ext, void **payload_buf);
+int sroce_tx_add_page(struct sk_buff *skb, struct page *page,
+		      unsigned int off, unsigned int len);
+int sroce_tx_end_frags(struct sk_buff *skb);
 void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
 		      struct sk_buff *skb);
 
@@ -88,8 +91,11 @@ void sroce_net_exit(void);
 
 /* sroce_recv.c, sroce_icrc.c */
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
+void sroce_rcv_local(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb);
 __le32 sroce_icrc(const struct sk_buff *skb, unsigned int bth_off,
 		  unsigned int icrc_off);
+void sroce_icrc_init(void);
+void sroce_icrc_exit(void);
 
 #endif /* SROCE_NET_H */

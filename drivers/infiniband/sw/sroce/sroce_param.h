@@ -68,6 +68,11 @@
  */
 #define SROCE_TX_INFLIGHT_HIGH	64
 #define SROCE_TX_INFLIGHT_LOW	32
+/*
+ * RC payloads from this size on are sent as references to the user's
+ * pages; below it, copying costs less than taking page references.
+ */
+#define SROCE_TX_ZCOPY_MIN	1024
 /* QPN 0 and 1 are the SMI and GSI QPs; keep a few more for the future. */
 #define SROCE_MIN_QPN		16
 #define SROCE_MAX_QPN		0xffffff

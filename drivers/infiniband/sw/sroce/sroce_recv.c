@@ -140,14 +140,12 @@ out:
 	consume_skb(skb);
 }
 
-/**
- * sroce_rcv() - validate one RoCEv2 packet and hand it on.
- * @sdev: device whose netdev received it
- * @skb: the packet, IP header at skb->data; consumed
- *
- * Context: softirq, the netdev receive path.
+/*
+ * Validate one RoCEv2 packet and hand it on; @check_icrc is false only
+ * for packets this device looped back to itself, which carry none.
  */
-void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
+static void sroce_rcv_checked(struct sroce_dev *sdev, struct sk_buff *skb,
+			      bool check_icrc)
 {
 	const struct sroce_opcode_info *info;
 	unsigned int l4off, ulen, bth_off, icrc_off, pad, payload;
@@ -165,8 +163,9 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 
 	/* Integrity first, so damage is not counted as a protocol error. */
 	icrc_off = bth_off + ulen - SROCE_ICRC_BYTES;
-	if (skb_copy_bits(skb, icrc_off, &wire_icrc, sizeof(wire_icrc)) ||
-	    wire_icrc != sroce_icrc(skb, bth_off, icrc_off)) {
+	if (check_icrc &&
+	    (skb_copy_bits(skb, icrc_off, &wire_icrc, sizeof(wire_icrc)) ||
+	     wire_icrc != sroce_icrc(skb, bth_off, icrc_off))) {
 		drop = SROCE_CNT_RX_DROP_BAD_ICRC;
 		goto drop;
 	}
@@ -209,6 +208,31 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 drop:
 	sroce_count(sdev, drop);
 	kfree_skb(skb);
+}
+
+/**
+ * sroce_rcv() - validate one RoCEv2 packet from the netdev, hand it on.
+ * @sdev: device whose netdev received it
+ * @skb: the packet, IP header at skb->data; consumed
+ *
+ * Context: softirq, the netdev receive path.
+ */
+void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	sroce_rcv_checked(sdev, skb, true);
+}
+
+/**
+ * sroce_rcv_local() - take a packet this device looped back to itself.
+ * @sdev: the device
+ * @skb: the packet, IP header at skb->data; consumed
+ *
+ * It was built here and never left memory: no ICRC to check.
+ * Context: BH disabled.
+ */
+void sroce_rcv_local(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	sroce_rcv_checked(sdev, skb, false);
 }
 
 /**

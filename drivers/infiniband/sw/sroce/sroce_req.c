@@ -123,10 +123,11 @@ static bool sroce_req_more_to_send(struct sroce_qp *qp)
 }
 
 /*
- * Send the next packet of the WQE at req->next. Return 0, -ENOMEM to try
+ * Send the next packet of the WQE at req->next, its payload attached
+ * rather than copied where @may_zcopy allows. Return 0, -ENOMEM to try
  * again later, or -EACCES when a local key does not cover the data.
  */
-static int sroce_req_send_packet(struct sroce_qp *qp)
+static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_send_wqe *w = sroce_swqe(qp, req->next);
@@ -141,7 +142,9 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 	bool write = op == IB_UVERBS_WR_RDMA_WRITE ||
 		     op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	struct sk_buff *skb;
-	void *ext, *payload;
+	void *ext, *payload = NULL;
+	bool zcopy;
+	u8 *hdr_end;
 	int err;
 
 	if (first)
@@ -169,15 +172,26 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 	}
 	se = last && (w->send_flags & SROCE_SEND_F_SOLICITED) &&
 	     (op == IB_UVERBS_WR_SEND || imm || inv);
+	/*
+	 * A user's RC payload goes as references to its pinned pages: the
+	 * WQE completes only once the peer acknowledged it, so the bytes
+	 * cannot change before they are read. UC completes at once, and
+	 * kernel consumers' memory need not be pages one may reference.
+	 */
+	zcopy = may_zcopy && !uc && !qp->kernel && plen >= SROCE_TX_ZCOPY_MIN &&
+		op != SROCE_WR_ATOMIC_WRITE &&
+		!(w->send_flags & SROCE_SEND_F_INLINE);
 
 	skb = sroce_tx_alloc(qp, sroce_req_opcode(uc ? SROCE_TRANSPORT_UC :
 						       SROCE_TRANSPORT_RC,
 						  op, first, last),
 			     op == IB_UVERBS_WR_RDMA_READ ?
 			     sroce_read_next_psn(qp, st) : req->psn,
-			     ackreq, se, ext_len, plen, &ext, &payload);
+			     ackreq, se, ext_len, plen, &ext,
+			     zcopy ? NULL : &payload);
 	if (!skb)
 		return -ENOMEM;
+	hdr_end = (u8 *)ext + ext_len;
 
 	if (sroce_op_is_atomic(op)) {
 		struct sroce_atmeth *a = ext;
@@ -210,16 +224,28 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 		r->len = cpu_to_be32(st->length);
 	}
 	if (imm && last)
-		memcpy(payload - SROCE_IMMDT_BYTES, &w->ex, SROCE_IMMDT_BYTES);
+		memcpy(hdr_end - SROCE_IMMDT_BYTES, &w->ex, SROCE_IMMDT_BYTES);
 	if (inv && last) {
 		/* The IETH: the rkey to invalidate, in the ImmDt's place. */
 		__be32 rkey = cpu_to_be32(w->ex);
 
-		memcpy(payload - SROCE_IETH_BYTES, &rkey, SROCE_IETH_BYTES);
+		memcpy(hdr_end - SROCE_IETH_BYTES, &rkey, SROCE_IETH_BYTES);
 	}
 
 	if (op == SROCE_WR_ATOMIC_WRITE) {
 		/* Its payload is in place already. */
+	} else if (zcopy) {
+		err = sroce_sgl_attach(qp, sroce_swqe_sge(w), w->num_sge,
+				       &req->sge, &req->sge_off, skb, plen);
+		if (!err)
+			err = sroce_tx_end_frags(skb);
+		if (err) {
+			kfree_skb(skb);
+			/* Pages that cannot be referenced: copy them. */
+			if (err == -E2BIG || err == -EOPNOTSUPP)
+				return sroce_req_build_packet(qp, false);
+			return err;
+		}
 	} else if (plen && (w->send_flags & SROCE_SEND_F_INLINE)) {
 		memcpy(payload, (u8 *)(w + 1) + req->off, plen);
 	} else if (plen) {
@@ -245,6 +271,11 @@ static int sroce_req_send_packet(struct sroce_qp *qp)
 		req->off = 0;
 	}
 	return 0;
+}
+
+static int sroce_req_send_packet(struct sroce_qp *qp)
+{
+	return sroce_req_build_packet(qp, true);
 }
 
 /*

@@ -127,7 +127,9 @@ static void sroce_tx_ip(const struct sroce_path *p, struct sk_buff *skb,
  * @ext_len: bytes of extension headers after the BTH
  * @payload: payload bytes
  * @ext: set to where the extension headers go
- * @payload_buf: set to where the payload goes
+ * @payload_buf: set to where the payload goes; NULL when the caller
+ *	attaches the payload as page fragments (sroce_tx_add_page()) and
+ *	then ends the packet with sroce_tx_end_frags()
  *
  * The caller fills the extension headers and payload, then sends the
  * packet with sroce_tx_send_to(), which adds the ICRC.
@@ -142,19 +144,21 @@ struct sk_buff *sroce_tx_alloc_to(struct sroce_dev *sdev,
 	struct net_device *ndev = sdev->ndev;
 	unsigned int pad = -payload & 3;
 	unsigned int l3 = sroce_l3_len(p);
-	unsigned int len = l3 + sizeof(struct udphdr) + SROCE_BTH_BYTES +
-			   ext_len + payload + pad + SROCE_ICRC_BYTES;
+	unsigned int hdrs = l3 + sizeof(struct udphdr) + SROCE_BTH_BYTES +
+			    ext_len;
+	unsigned int len = hdrs + payload + pad + SROCE_ICRC_BYTES;
+	unsigned int linear = payload_buf ? len : hdrs;
 	struct sroce_bth *bth;
 	struct udphdr *uh;
 	struct sk_buff *skb;
 
-	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + len + ndev->needed_tailroom,
-			GFP_ATOMIC);
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + linear +
+			ndev->needed_tailroom, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
 	skb_reset_network_header(skb);
-	skb_put(skb, len);
+	skb_put(skb, linear);
 	skb_set_transport_header(skb, l3);
 	skb->protocol = p->ipv6 ? htons(ETH_P_IPV6) : htons(ETH_P_IP);
 	sroce_tx_ip(p, skb, len);
@@ -173,9 +177,69 @@ struct sk_buff *sroce_tx_alloc_to(struct sroce_dev *sdev,
 	bth->apsn = cpu_to_be32((psn & SROCE_BTH_PSN_MASK) |
 				(ackreq ? SROCE_BTH_ACKREQ : 0));
 	*ext = bth + 1;
-	*payload_buf = (u8 *)(bth + 1) + ext_len;
-	memset((u8 *)*payload_buf + payload, 0, pad);
+	if (payload_buf) {
+		*payload_buf = (u8 *)(bth + 1) + ext_len;
+		memset((u8 *)*payload_buf + payload, 0, pad);
+	}
 	return skb;
+}
+
+/**
+ * sroce_tx_add_page() - attach payload bytes to a packet without copying.
+ * @skb: a packet from sroce_tx_alloc_to() without a payload buffer
+ * @page: the page holding the bytes; a reference is taken for the packet
+ * @off: their offset in @page
+ * @len: their length
+ *
+ * The page must stay valid memory, whoever owns it later: only pages with
+ * an ordinary reference count qualify (user pages, not slab memory).
+ * Return: 0, or -E2BIG when the packet has no fragment left for them and
+ * for the trailer that sroce_tx_end_frags() adds.
+ */
+int sroce_tx_add_page(struct sk_buff *skb, struct page *page,
+		      unsigned int off, unsigned int len)
+{
+	struct skb_shared_info *shinfo = skb_shinfo(skb);
+	int i = shinfo->nr_frags;
+
+	if (i && skb_can_coalesce(skb, i, page, off)) {
+		skb_frag_size_add(&shinfo->frags[i - 1], len);
+	} else {
+		if (i >= MAX_SKB_FRAGS - 1)
+			return -E2BIG;
+		get_page(page);
+		skb_fill_page_desc_noacc(skb, i, page, off, len);
+	}
+	skb_len_add(skb, len);
+	/* Others' pages: whoever would write into the payload copies first. */
+	shinfo->flags |= SKBFL_SHARED_FRAG;
+	return 0;
+}
+
+/**
+ * sroce_tx_end_frags() - add the pad and ICRC after an attached payload.
+ * @skb: the packet, its payload attached
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int sroce_tx_end_frags(struct sk_buff *skb)
+{
+	const struct sroce_bth *bth = (const struct sroce_bth *)
+		(skb_transport_header(skb) + sizeof(struct udphdr));
+	unsigned int len = ((bth->flags & SROCE_BTH_PAD_MASK) >>
+			    SROCE_BTH_PAD_SHIFT) + SROCE_ICRC_BYTES;
+	void *tail = netdev_alloc_frag(SMP_CACHE_BYTES);
+
+	if (!tail)
+		return -ENOMEM;
+	memset(tail, 0, len);
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags,
+			   virt_to_head_page(tail),
+			   tail - page_address(virt_to_head_page(tail)), len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += SMP_CACHE_BYTES;
+	return 0;
 }
 
 /* Looped-back packets waiting at most; beyond, they are dropped. */
@@ -217,7 +281,7 @@ void sroce_lo_drain(struct sroce_dev *sdev)
 		if (!skb)
 			break;
 		sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
-		sroce_rcv(sdev, skb);
+		sroce_rcv_local(sdev, skb);
 	}
 	spin_unlock(&sdev->lo_drain_lock);
 	if (!skb_queue_empty(&sdev->lo_queue))
@@ -259,12 +323,20 @@ void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
 	unsigned int bth_off = skb_transport_offset(skb) +
 			       sizeof(struct udphdr);
 	unsigned int icrc_off = skb->len - SROCE_ICRC_BYTES;
-	__le32 icrc = sroce_icrc(skb, bth_off, icrc_off);
 	struct net_device *ndev = sdev->ndev;
 	struct ethhdr *eth;
+	__le32 icrc = 0;
 	int ret;
 
-	memcpy(skb->data + icrc_off, &icrc, sizeof(icrc));
+	/*
+	 * A looped-back packet never leaves this device's memory, so nothing
+	 * can damage it: it goes without an ICRC, and the receive side of
+	 * the loop does not check one (sroce_lo_drain()).
+	 */
+	if (!p->loopback)
+		icrc = sroce_icrc(skb, bth_off, icrc_off);
+	/* In the trailer fragment when the payload is attached pages. */
+	skb_store_bits(skb, icrc_off, &icrc, sizeof(icrc));
 	/* IPv6 forbids a zero UDP checksum; IPv4 RoCE sends none. */
 	if (p->ipv6)
 		udp6_set_csum(false, skb, &p->saddr, &p->daddr,
