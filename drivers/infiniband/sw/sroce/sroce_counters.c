@@ -35,6 +35,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_RX_DROP_UC_ERROR].name = "rx_drop_uc_error",
 	[SROCE_CNT_RX_GRO_SEGMENTS].name = "rx_gro_segments",
 	[SROCE_CNT_TX_CPU_HANDOFF].name = "tx_cpu_handoff",
+	[SROCE_CNT_SQ_DOORBELL].name = "sq_doorbell",
 	[SROCE_CNT_PORT_EVENTS].name = "port_events",
 };
 

@@ -48,6 +48,7 @@
  *	into one (each also counted in RX_ROCE_PACKETS), taken one by one
  * @SROCE_CNT_TX_CPU_HANDOFF: sends moved to the CPU that sent the queue
  *	pair's packets still in flight, to keep them in order
+ * @SROCE_CNT_SQ_DOORBELL: send doorbells user space rang (system calls)
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -81,6 +82,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_DROP_UC_ERROR,
 	SROCE_CNT_RX_GRO_SEGMENTS,
 	SROCE_CNT_TX_CPU_HANDOFF,
+	SROCE_CNT_SQ_DOORBELL,
 	SROCE_NUM_COUNTERS
 };
 

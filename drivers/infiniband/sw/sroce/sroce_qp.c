@@ -655,6 +655,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EOPNOTSUPP;
 	}
+	sroce_count(to_sdev(ibqp->device), SROCE_CNT_SQ_DOORBELL);
 	sroce_qp_sq_doorbell(qp);
 	return 0;
 }
