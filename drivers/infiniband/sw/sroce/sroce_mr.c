@@ -726,6 +726,37 @@ int sroce_sgl_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
 }
 
 /**
+ * sroce_mr_attach() - attach bytes of a region to a packet as page
+ *	fragments, without copying them.
+ * @mr: region whose range the caller checked
+ * @va: the first byte
+ * @len: bytes to attach
+ * @skb: the packet, from sroce_tx_alloc_to() without a payload buffer
+ *
+ * Only regions of pinned user pages qualify: the packet takes a reference
+ * on each page, so the bytes stay valid memory however long it lives,
+ * across deregistration too.
+ * Return: 0; -EOPNOTSUPP for a region without user pages; -E2BIG when the
+ * packet runs out of fragments (the caller drops it with what it holds).
+ */
+int sroce_mr_attach(struct sroce_mr *mr, u64 va, u32 len, struct sk_buff *skb)
+{
+	unsigned int poff, step;
+	struct page *page;
+	int err = 0;
+	u32 done;
+
+	if (!mr->umem)
+		return -EOPNOTSUPP;
+	for (done = 0; done < len && !err; done += step) {
+		page = sroce_mr_page(mr, va + done, &poff);
+		step = min_t(u32, len - done, PAGE_SIZE - poff);
+		err = sroce_tx_add_page(skb, page, poff, step);
+	}
+	return err;
+}
+
+/**
  * sroce_sgl_attach() - attach message bytes of a scatter/gather list to a
  *	packet as page fragments, without copying them.
  * @qp: queue pair whose PD the local keys must belong to
@@ -736,9 +767,7 @@ int sroce_sgl_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
  * @skb: the packet, from sroce_tx_alloc_to() without a payload buffer
  * @len: bytes to attach; the list holds at least that many from the cursor
  *
- * Only regions of pinned user pages qualify: the packet takes a reference
- * on each page, so the bytes stay valid memory however long it lives,
- * across deregistration too. The caller sends only what completes after
+ * Through sroce_mr_attach(). The caller sends only what completes after
  * the peer has the bytes (RC), so the user cannot change them before.
  * Context: RCU read side.
  * Return: 0; -EACCES when an lkey does not cover its SGE; -EOPNOTSUPP for
@@ -750,10 +779,8 @@ int sroce_sgl_attach(struct sroce_qp *qp, const struct sroce_sge *sge,
 		     u32 nsge, u32 *sge_idx, u32 *sge_off, struct sk_buff *skb,
 		     u32 len)
 {
-	u32 i = *sge_idx, pos = *sge_off, n, done, step;
+	u32 i = *sge_idx, pos = *sge_off, n;
 	struct sroce_mr *mr;
-	struct page *page;
-	unsigned int poff;
 	int err = 0;
 	u64 va;
 
@@ -764,13 +791,7 @@ int sroce_sgl_attach(struct sroce_qp *qp, const struct sroce_sge *sge,
 			mr = sroce_mr_lookup(qp, sge[i].lkey, va, n, 0);
 			if (!mr)
 				return -EACCES;
-			if (!mr->umem)
-				err = -EOPNOTSUPP;
-			for (done = 0; done < n && !err; done += step) {
-				page = sroce_mr_page(mr, va + done, &poff);
-				step = min_t(u32, n - done, PAGE_SIZE - poff);
-				err = sroce_tx_add_page(skb, page, poff, step);
-			}
+			err = sroce_mr_attach(mr, va, n, skb);
 			sroce_mr_put(mr);
 			len -= n;
 			pos += n;

@@ -106,6 +106,7 @@ int sroce_sgl_place_buf(struct sroce_qp *qp, const struct sroce_sge *sge,
 			u32 nsge, u32 pos, const void *buf, u32 len);
 int sroce_sgl_gather(struct sroce_qp *qp, const struct sroce_sge *sge,
 		     u32 nsge, u32 *sge_idx, u32 *sge_off, void *dst, u32 len);
+int sroce_mr_attach(struct sroce_mr *mr, u64 va, u32 len, struct sk_buff *skb);
 int sroce_sgl_attach(struct sroce_qp *qp, const struct sroce_sge *sge,
 		     u32 nsge, u32 *sge_idx, u32 *sge_off, struct sk_buff *skb,
 		     u32 len);

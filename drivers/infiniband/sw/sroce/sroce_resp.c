@@ -377,8 +377,10 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 	struct sroce_mr *mr = NULL;
 	struct sk_buff *skb;
 	void *ext, *payload;
+	bool zcopy;
 	__be32 aeth;
 	__be64 orig;
+	int err;
 	u8 op;
 
 	if (r->kind == SROCE_REPLY_ATOMIC) {
@@ -397,8 +399,15 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 		if (op != SROCE_OP_READ_RESPONSE_MIDDLE)
 			ext_len = SROCE_AETH_BYTES;
 	}
+	/*
+	 * A user's read data goes as references to its pinned pages. Bytes
+	 * its owner changes meanwhile are a race the owner made, as on any
+	 * RNIC; on a wire the ICRC then fails and the requester asks again.
+	 */
+	zcopy = !qp->kernel && plen >= SROCE_TX_ZCOPY_MIN;
+again:
 	skb = sroce_tx_alloc(qp, SROCE_TRANSPORT_RC | op, r->psn, false, false,
-			     ext_len, plen, &ext, &payload);
+			     ext_len, plen, &ext, zcopy ? NULL : &payload);
 	if (!skb) {
 		sroce_count(sroce_qp_dev(qp), SROCE_CNT_TX_DROP);
 		return false;
@@ -413,6 +422,22 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 			return true;
 		}
 	}
+	if (zcopy) {
+		err = sroce_mr_attach(mr, r->va, plen, skb);
+		sroce_mr_put(mr);
+		if (!err)
+			err = sroce_tx_end_frags(skb);
+		if (err) {
+			kfree_skb(skb);
+			if (err == -ENOMEM) {
+				sroce_count(sroce_qp_dev(qp), SROCE_CNT_TX_DROP);
+				return false;
+			}
+			/* Pages that cannot be referenced: copy them. */
+			zcopy = false;
+			goto again;
+		}
+	}
 	if (ext_len) {
 		aeth = sroce_resp_aeth_value(qp, SROCE_AETH_ACK |
 						     SROCE_AETH_CREDIT_NONE);
@@ -421,7 +446,7 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 	if (r->kind == SROCE_REPLY_ATOMIC) {
 		orig = cpu_to_be64(r->orig);
 		memcpy(ext + SROCE_AETH_BYTES, &orig, sizeof(orig));
-	} else if (plen) {
+	} else if (plen && !zcopy) {
 		sroce_mr_copy_from(mr, r->va, payload, plen);
 		sroce_mr_put(mr);
 	}
