@@ -16,8 +16,10 @@
  * measure again ("auto"); both give identical results, so switching
  * under traffic is harmless.
  *
- * Non-linear packets are covered fragment by fragment with
- * __skb_checksum() and crc32_le_combine(), so nothing is linearised.
+ * Non-linear packets are read piece by piece with skb_seq_read(), the CRC
+ * running on from one piece to the next: nothing is linearised, and no
+ * crc32_le_combine() per fragment (__skb_checksum()'s way), which costs
+ * as much as a sixth of the CRC itself on 4 KiB fragments.
  */
 #include <crypto/hash.h>
 #include <linux/crc32.h>
@@ -71,22 +73,6 @@ static u32 sroce_crc32(u32 crc, const void *buf, size_t len)
 	return crc32_le(crc, buf, len);
 }
 
-static __wsum sroce_crc_update(const void *buf, int len, __wsum crc)
-{
-	return (__force __wsum)sroce_crc32((__force u32)crc, buf, len);
-}
-
-static __wsum sroce_crc_combine(__wsum crc, __wsum crc2, int offset, int len)
-{
-	return (__force __wsum)crc32_le_combine((__force u32)crc,
-						(__force u32)crc2, len);
-}
-
-static const struct skb_checksum_ops sroce_crc_ops = {
-	.update = sroce_crc_update,
-	.combine = sroce_crc_combine,
-};
-
 /**
  * sroce_icrc() - compute the ICRC a packet must carry.
  * @skb: packet with its IP header at skb->data
@@ -97,14 +83,17 @@ static const struct skb_checksum_ops sroce_crc_ops = {
  * read (a zero ICRC from the wire then also fails to match, by chance only
  * once in 2^32).
  */
-__le32 sroce_icrc(const struct sk_buff *skb, unsigned int bth_off,
+__le32 sroce_icrc(struct sk_buff *skb, unsigned int bth_off,
 		  unsigned int icrc_off)
 {
 	static const u8 lrh_ones[8] = { 0xff, 0xff, 0xff, 0xff,
 					0xff, 0xff, 0xff, 0xff };
 	u8 pseudo[SROCE_ICRC_PSEUDO_MAX];
 	unsigned int plen = bth_off + SROCE_BTH_BYTES;
+	unsigned int done = 0, len;
+	struct skb_seq_state seq;
 	struct udphdr *uh;
+	const u8 *piece;
 	u32 crc;
 
 	if (plen > sizeof(pseudo) || icrc_off < plen ||
@@ -133,8 +122,16 @@ __le32 sroce_icrc(const struct sk_buff *skb, unsigned int bth_off,
 
 	crc = sroce_crc32(~0U, lrh_ones, sizeof(lrh_ones));
 	crc = sroce_crc32(crc, pseudo, plen);
-	crc = (__force u32)__skb_checksum(skb, plen, icrc_off - plen,
-					  (__force __wsum)crc, &sroce_crc_ops);
+	skb_prepare_seq_read(skb, plen, icrc_off, &seq);
+	/*
+	 * A piece may run past icrc_off (to the end of what is mapped);
+	 * the call after the last byte returns 0 and releases the mapping.
+	 */
+	while ((len = skb_seq_read(done, &piece, &seq))) {
+		len = min(len, icrc_off - plen - done);
+		crc = sroce_crc32(crc, piece, len);
+		done += len;
+	}
 	return cpu_to_le32(~crc);
 }
 

@@ -93,7 +93,7 @@ void sroce_net_exit(void);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_rcv_local(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb);
-__le32 sroce_icrc(const struct sk_buff *skb, unsigned int bth_off,
+__le32 sroce_icrc(struct sk_buff *skb, unsigned int bth_off,
 		  unsigned int icrc_off);
 void sroce_icrc_init(void);
 void sroce_icrc_exit(void);
