@@ -12,6 +12,10 @@
 # retransmission (the module before the fix counted hundreds of the first).
 # How often sends were handed to the CPU that held packets in flight
 # (tx_cpu_handoff) is logged.
+# The same three runs then loop back inside device A, four queue pairs
+# at once, client and server both migrating: looped-back packets wait in
+# per-QP-number queues that any CPU may drain, and each queue pair's must
+# still arrive in sending order.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
@@ -42,39 +46,55 @@ migrate() {
 	done
 }
 
-# stream TOOL: one run of TOOL, 1 MiB messages, with the client migrating.
+# stream TOOL [loop]: one run of TOOL, 1 MiB messages, with the client
+# migrating; with "loop", inside device A with 4 QPs, the server migrating
+# too.
 stream() {
-	local tool=$1 srv cli ok=1 c
+	local tool=$1 name=$1 srv cli ok=1 c
+	local sns=(ip netns exec "$NS") sdev=$DB sgid=$GB host=$PEER4 more=()
 	local -A before
+	if [ "${2:-}" = loop ]; then
+		name="$tool loopback"
+		sns=() sdev=$DA sgid=$GA host=$IP4 more=(-q 4)
+	fi
 	for c in $COUNTERS; do before[$c]=$(sum "$c"); done
 	PORT=$((PORT + 1))
-	ip netns exec "$NS" timeout -k 5 120 "$tool" -d "$DB" -x "$GB" -F \
-		-s 1048576 -n 300 -p "$PORT" >"$TMP/$tool.server" 2>&1 &
+	"${sns[@]}" timeout -k 5 120 "$tool" -d "$sdev" -x "$sgid" -F \
+		-s 1048576 -n 300 "${more[@]}" -p "$PORT" \
+		>"$TMP/$tool.server" 2>&1 &
 	srv=$!
-	sr_wait_listen "$PORT" "$NS" 60 || ok=0
+	if [ "${2:-}" = loop ]; then
+		sr_wait_listen "$PORT" "" 60 || ok=0
+		migrate "$srv" &
+	else
+		sr_wait_listen "$PORT" "$NS" 60 || ok=0
+	fi
 	timeout -k 5 120 "$tool" -d "$DA" -x "$GA" -F -s 1048576 -n 300 \
-		-p "$PORT" "$PEER4" >"$TMP/$tool.client" 2>&1 &
+		"${more[@]}" -p "$PORT" "$host" >"$TMP/$tool.client" 2>&1 &
 	cli=$!
 	migrate "$cli" &
 	wait "$cli" || ok=0
 	wait "$srv" || ok=0
 	wait
-	grep -E '^ *1048576 ' "$TMP/$tool.client" | sed "s/^/# $tool: /"
+	grep -E '^ *1048576 ' "$TMP/$tool.client" | sed "s/^/# $name: /"
 	if [ $ok != 1 ]; then
-		sed "s/^/# $tool client: /" "$TMP/$tool.client"
-		sed "s/^/# $tool server: /" "$TMP/$tool.server"
+		sed "s/^/# $name client: /" "$TMP/$tool.client"
+		sed "s/^/# $name server: /" "$TMP/$tool.server"
 	fi
-	sr_check "$tool with a migrating client completes" test $ok = 1
+	sr_check "$name with a migrating client completes" test $ok = 1
 	for c in $COUNTERS; do
-		sr_log "$tool: $c +$(( $(sum "$c") - before[$c] ))"
+		sr_log "$name: $c +$(( $(sum "$c") - before[$c] ))"
 	done
 	for c in rx_out_of_sequence seq_nak_received retransmit_timeout read_gap_reask; do
-		sr_check "$tool: no $c" test "$(sum "$c")" = "${before[$c]}"
+		sr_check "$name: no $c" test "$(sum "$c")" = "${before[$c]}"
 	done
 }
 
-stream ib_write_bw
-stream ib_send_bw
-stream ib_read_bw
+for tool in ib_write_bw ib_send_bw ib_read_bw; do
+	stream $tool
+done
+for tool in ib_write_bw ib_send_bw ib_read_bw; do
+	stream $tool loop
+done
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done

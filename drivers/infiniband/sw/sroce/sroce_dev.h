@@ -62,10 +62,7 @@ struct sroce_budget {
  * @max_ah: limit on address handles (likewise)
  * @max_pd: limit on protection domains (likewise)
  * @counters: per-CPU counters, summed on read
- * @lo_queue: packets this device sent to itself, in sending order
- * @lo_tasklet: delivers @lo_queue when no sender does it itself
- * @lo_drain_lock: held by whoever delivers @lo_queue: one drainer at a
- *	time keeps looped-back packets in order whichever CPU sent them
+ * @lo: queues of packets this device sent to itself, by destination QP
  * @local_dma_mr: the region the local DMA lkey 0 names (kernel PDs only)
  * @mw_lock: serialises binding memory windows with deregistering the
  *	regions and windows involved
@@ -73,6 +70,25 @@ struct sroce_budget {
  * @mcast_lock: serialises attach and detach
  * @num_mcg: groups in @mcast_list
  */
+/* Queues of looped-back packets (sroce_loop.c): a power of two. */
+#define SROCE_LO_SHARDS		16
+
+/**
+ * struct sroce_lo_shard - one queue of looped-back packets
+ * @queue: packets for the queue pairs whose number selects this queue,
+ *	in sending order
+ * @drain_lock: held by whoever delivers @queue: one drainer at a time
+ *	keeps the order, whichever CPU sent the packets
+ * @tasklet: delivers @queue when no sender does it itself
+ * @sdev: the device
+ */
+struct sroce_lo_shard {
+	struct sk_buff_head queue;
+	spinlock_t drain_lock;	/* one drainer of queue */
+	struct tasklet_struct tasklet;
+	struct sroce_dev *sdev;
+} ____cacheline_aligned_in_smp;
+
 struct sroce_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;
@@ -104,9 +120,7 @@ struct sroce_dev {
 	u32 max_ah;
 	u32 max_pd;
 	struct sroce_pcpu_counters __percpu *counters;
-	struct sk_buff_head lo_queue;
-	struct tasklet_struct lo_tasklet;
-	spinlock_t lo_drain_lock;	/* one drainer of lo_queue */
+	struct sroce_lo_shard lo[SROCE_LO_SHARDS];
 	struct sroce_mr local_dma_mr;
 	spinlock_t mw_lock;	/* bindings against deregistration */
 	struct list_head mcast_list;

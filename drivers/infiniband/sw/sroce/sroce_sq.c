@@ -249,9 +249,10 @@ void sroce_sq_kick(struct sroce_qp *qp)
 		more = sroce_sq_progress(qp, SROCE_TX_BUDGET);
 		spin_unlock(&qp->req_lock);
 		/* Datagrams may go anywhere, this device included. */
-		if (qp->path.loopback || qp->ibqp.qp_type == IB_QPT_UD ||
-		    qp->ibqp.qp_type == IB_QPT_GSI)
-			sroce_lo_drain(to_sdev(qp->ibqp.device));
+		if ((qp->path.loopback || qp->ibqp.qp_type == IB_QPT_UD ||
+		     qp->ibqp.qp_type == IB_QPT_GSI) &&
+		    sroce_lo_drain(to_sdev(qp->ibqp.device)))
+			more = true;
 		local_bh_enable();
 		if (more)
 			cond_resched();

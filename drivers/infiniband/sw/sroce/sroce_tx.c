@@ -4,11 +4,7 @@
  * BTH, extension headers, payload, ICRC) and handed to the bound netdev,
  * without the IP layer: the destination MAC comes from the QP's address
  * vector, which the core resolved in the netdev's own namespace. Packets
- * for this same device are looped back through a per-device queue and
- * tasklet: they take the same receive path as packets from the wire, never
- * recurse into the sender's locks, and keep their order even when one QP
- * sends from several CPUs (netif_rx() would spread them over per-CPU
- * backlogs).
+ * for this same device are looped back (sroce_loop.c).
  */
 #include <linux/etherdevice.h>
 #include <linux/ip.h>
@@ -240,73 +236,6 @@ int sroce_tx_end_frags(struct sk_buff *skb)
 	skb->data_len += len;
 	skb->truesize += SMP_CACHE_BYTES;
 	return 0;
-}
-
-/* Looped-back packets waiting at most; beyond, they are dropped. */
-#define SROCE_LO_QUEUE_MAX	4096
-#define SROCE_LO_BUDGET		64
-
-static void sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
-{
-	if (skb_queue_len(&sdev->lo_queue) >= SROCE_LO_QUEUE_MAX) {
-		sroce_count(sdev, SROCE_CNT_TX_DROP);
-		kfree_skb(skb);
-		return;
-	}
-	skb->dev = sdev->ndev;
-	skb->pkt_type = PACKET_HOST;
-	skb_queue_tail(&sdev->lo_queue, skb);
-	sroce_count(sdev, SROCE_CNT_TX_PACKETS);
-	tasklet_schedule(&sdev->lo_tasklet);
-}
-
-/**
- * sroce_lo_drain() - deliver looped-back packets, if no one else is.
- * @sdev: the device
- *
- * Senders call this right after sending, so a reply does not wait for
- * softirq processing, which busy-polling processes can delay by a whole
- * scheduler tick. Whatever is left goes to the tasklet.
- * Context: BH disabled.
- */
-void sroce_lo_drain(struct sroce_dev *sdev)
-{
-	struct sk_buff *skb;
-	int n;
-
-	if (!spin_trylock(&sdev->lo_drain_lock))
-		return;	/* the holder re-checks the queue when it is done */
-	for (n = 0; n < SROCE_LO_BUDGET; n++) {
-		skb = skb_dequeue(&sdev->lo_queue);
-		if (!skb)
-			break;
-		sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
-		sroce_rcv_local(sdev, skb);
-	}
-	spin_unlock(&sdev->lo_drain_lock);
-	if (!skb_queue_empty(&sdev->lo_queue))
-		tasklet_schedule(&sdev->lo_tasklet);
-}
-
-static void sroce_lo_deliver(struct tasklet_struct *t)
-{
-	struct sroce_dev *sdev = from_tasklet(sdev, t, lo_tasklet);
-
-	sroce_lo_drain(sdev);
-}
-
-void sroce_lo_init(struct sroce_dev *sdev)
-{
-	skb_queue_head_init(&sdev->lo_queue);
-	spin_lock_init(&sdev->lo_drain_lock);
-	tasklet_setup(&sdev->lo_tasklet, sroce_lo_deliver);
-}
-
-/* Context: no queue pair of the device is left to queue packets. */
-void sroce_lo_exit(struct sroce_dev *sdev)
-{
-	tasklet_kill(&sdev->lo_tasklet);
-	skb_queue_purge(&sdev->lo_queue);
 }
 
 /**
