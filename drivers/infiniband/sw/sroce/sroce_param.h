@@ -61,6 +61,8 @@
 #define SROCE_ACKREQ_EVERY	32
 /* Packets one pass sends before letting softirqs drain the backlog. */
 #define SROCE_TX_BUDGET		32
+/* Passes of SROCE_TX_BUDGET a data-path work item makes before it yields. */
+#define SROCE_WORK_PASSES	8
 /*
  * A queue pair pauses while the stack below it (qdisc, NIC ring, loopback
  * queue) holds this many of its packets, and resumes once it holds at

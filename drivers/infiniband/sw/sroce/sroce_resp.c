@@ -491,15 +491,24 @@ static bool sroce_resp_send_replies(struct sroce_qp *qp, int budget)
 void sroce_resp_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
+	int passes = SROCE_WORK_PASSES;
 	bool more;
 
 	do {
 		spin_lock_bh(&qp->resp_lock);
 		more = sroce_resp_send_replies(qp, SROCE_TX_BUDGET);
-		spin_unlock_bh(&qp->resp_lock);
+		spin_unlock(&qp->resp_lock);
+		/* Like a sender's doorbell, deliver what went to this device. */
+		if (qp->path.loopback && sroce_lo_drain(to_sdev(qp->ibqp.device)))
+			more = true;
+		local_bh_enable();
 		if (more)
 			cond_resched();
-	} while (more);
+	} while (more && --passes);
+	/* Yield to the pool's other items, as sroce_sq_work() does. */
+	if (more && !qp->dead)
+		queue_work_on(raw_smp_processor_id(), sroce_data_wq,
+			      &qp->resp_work);
 }
 
 static bool sroce_resp_replies_full(const struct sroce_resp *resp)

@@ -226,16 +226,11 @@ void sroce_sq_progress_bh(struct sroce_qp *qp)
 			      &qp->req_work);
 }
 
-/**
- * sroce_sq_kick() - send what is posted, from process context.
- * @qp: the queue pair
- *
- * Runs in passes of SROCE_TX_BUDGET packets with softirqs allowed in
- * between, so looped-back packets are consumed as they are produced. A
- * user who keeps posting keeps a doorbell call busy only until a signal
- * comes; req_work goes on from there.
+/*
+ * Up to @passes passes of sroce_sq_kick(). Return: true if it stopped at
+ * @passes with more to do (a signal hands the rest to req_work itself).
  */
-void sroce_sq_kick(struct sroce_qp *qp)
+static bool sroce_sq_kick_passes(struct sroce_qp *qp, int passes)
 {
 	bool more;
 
@@ -243,7 +238,7 @@ void sroce_sq_kick(struct sroce_qp *qp)
 		if (signal_pending(current)) {
 			if (!qp->dead)
 				queue_work(sroce_data_wq, &qp->req_work);
-			return;
+			return false;
 		}
 		spin_lock_bh(&qp->req_lock);
 		more = sroce_sq_progress(qp, SROCE_TX_BUDGET);
@@ -256,7 +251,22 @@ void sroce_sq_kick(struct sroce_qp *qp)
 		local_bh_enable();
 		if (more)
 			cond_resched();
-	} while (more);
+	} while (more && --passes);
+	return more;
+}
+
+/**
+ * sroce_sq_kick() - send what is posted, from process context.
+ * @qp: the queue pair
+ *
+ * Runs in passes of SROCE_TX_BUDGET packets with softirqs allowed in
+ * between, so looped-back packets are consumed as they are produced. A
+ * user who keeps posting keeps a doorbell call busy only until a signal
+ * comes; req_work goes on from there.
+ */
+void sroce_sq_kick(struct sroce_qp *qp)
+{
+	sroce_sq_kick_passes(qp, INT_MAX);
 }
 
 /**
@@ -280,9 +290,17 @@ void sroce_sq_kick_any(struct sroce_qp *qp)
 	}
 }
 
+/*
+ * A work item yields after SROCE_WORK_PASSES: other items of the CPU's
+ * pool (other queue pairs) wait while it runs, as a pass never sleeps.
+ */
 void sroce_sq_work(struct work_struct *work)
 {
-	sroce_sq_kick(container_of(work, struct sroce_qp, req_work));
+	struct sroce_qp *qp = container_of(work, struct sroce_qp, req_work);
+
+	if (sroce_sq_kick_passes(qp, SROCE_WORK_PASSES) && !qp->dead)
+		queue_work_on(raw_smp_processor_id(), sroce_data_wq,
+			      &qp->req_work);
 }
 
 /**
