@@ -8,11 +8,13 @@
  *
  * Packets wait in one of SROCE_LO_SHARDS queues, chosen by destination QP
  * number, so everything one queue pair receives is in one queue. A queue
- * has one drainer at a time (its drain_lock, taken with trylock), which
- * keeps it in order; different queues drain in parallel, so queue pairs
- * spread over as many CPUs as send to them and no device-wide lock is on
- * the path. The sender drains right after sending (sroce_lo_drain());
- * the queue's tasklet takes what is queued from softirq context.
+ * has one drainer at a time (its drain_lock), which keeps it in order;
+ * different queues drain in parallel, so queue pairs spread over as many
+ * CPUs as send to them and no device-wide lock is on the path. Sending
+ * calls in process context deliver right after sending, waiting for the
+ * lock (sroce_lo_drain()); each queue's tasklet, scheduled with every
+ * packet, tries the lock and delivers what no such call does, such as
+ * packets queued from softirq context.
  */
 #include "sroce.h"
 #include "sroce_hdr.h"
@@ -26,7 +28,7 @@
 #define SROCE_LO_QUEUE_MAX	1024
 /* Packets one drainer delivers before letting others in. */
 #define SROCE_LO_BUDGET		256
-/* Packets one sroce_lo_drain() call delivers at most, softirqs held off. */
+/* Packets one sroce_lo_drain() call delivers, softirqs held off (about). */
 #define SROCE_LO_DRAIN_MAX	(4 * SROCE_LO_BUDGET)
 
 static struct sroce_lo_shard *sroce_lo_shard_of(struct sroce_dev *sdev,
@@ -115,13 +117,12 @@ static void sroce_lo_tasklet(struct tasklet_struct *t)
  * leaving the rest to the tasklet, and goes on while packets come (what
  * it delivers produces replies), up to SROCE_LO_DRAIN_MAX: under load a
  * tasklet runs in ksoftirqd, which busy-polling processes of the same
- * priority can hold off for longer than a retransmission timeout.
+ * priority can hold off for longer than a retransmission timeout. What
+ * is left past the limit goes to the tasklets.
  *
  * Context: process, BH disabled.
- * Return: true if it stopped at SROCE_LO_DRAIN_MAX with packets left; the
- * caller calls again once it has let softirqs and the scheduler in.
  */
-bool sroce_lo_drain(struct sroce_dev *sdev)
+void sroce_lo_drain(struct sroce_dev *sdev)
 {
 	DECLARE_BITMAP(touched, SROCE_LO_SHARDS);
 	int done = 0, i, n;
@@ -129,7 +130,8 @@ bool sroce_lo_drain(struct sroce_dev *sdev)
 	bitmap_zero(touched, SROCE_LO_SHARDS);
 	do {
 		n = 0;
-		for (i = 0; i < SROCE_LO_SHARDS; i++) {
+		for (i = 0; i < SROCE_LO_SHARDS && done + n < SROCE_LO_DRAIN_MAX;
+		     i++) {
 			if (skb_queue_empty_lockless(&sdev->lo[i].queue))
 				continue;
 			spin_lock(&sdev->lo[i].drain_lock);
@@ -140,13 +142,15 @@ bool sroce_lo_drain(struct sroce_dev *sdev)
 		done += n;
 	} while (n && done < SROCE_LO_DRAIN_MAX);
 	if (bitmap_empty(touched, SROCE_LO_SHARDS))
-		return false;
+		return;
+	/*
+	 * A tasklet that failed its trylock meanwhile left its packets to
+	 * us: whatever is still queued goes back to the tasklets.
+	 */
 	smp_mb();	/* see sroce_lo_hand_on() */
-	if (done < SROCE_LO_DRAIN_MAX)
-		for_each_set_bit(i, touched, SROCE_LO_SHARDS)
-			if (!skb_queue_empty_lockless(&sdev->lo[i].queue))
-				tasklet_schedule(&sdev->lo[i].tasklet);
-	return done >= SROCE_LO_DRAIN_MAX;
+	for_each_set_bit(i, touched, SROCE_LO_SHARDS)
+		if (!skb_queue_empty_lockless(&sdev->lo[i].queue))
+			tasklet_schedule(&sdev->lo[i].tasklet);
 }
 
 void sroce_lo_init(struct sroce_dev *sdev)

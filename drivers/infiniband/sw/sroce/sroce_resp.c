@@ -499,8 +499,8 @@ void sroce_resp_work(struct work_struct *work)
 		more = sroce_resp_send_replies(qp, SROCE_TX_BUDGET);
 		spin_unlock(&qp->resp_lock);
 		/* Like a sender's doorbell, deliver what went to this device. */
-		if (qp->path.loopback && sroce_lo_drain(to_sdev(qp->ibqp.device)))
-			more = true;
+		if (qp->path.loopback)
+			sroce_lo_drain(to_sdev(qp->ibqp.device));
 		local_bh_enable();
 		if (more)
 			cond_resched();

@@ -244,10 +244,9 @@ static bool sroce_sq_kick_passes(struct sroce_qp *qp, int passes)
 		more = sroce_sq_progress(qp, SROCE_TX_BUDGET);
 		spin_unlock(&qp->req_lock);
 		/* Datagrams may go anywhere, this device included. */
-		if ((qp->path.loopback || qp->ibqp.qp_type == IB_QPT_UD ||
-		     qp->ibqp.qp_type == IB_QPT_GSI) &&
-		    sroce_lo_drain(to_sdev(qp->ibqp.device)))
-			more = true;
+		if (qp->path.loopback || qp->ibqp.qp_type == IB_QPT_UD ||
+		    qp->ibqp.qp_type == IB_QPT_GSI)
+			sroce_lo_drain(to_sdev(qp->ibqp.device));
 		local_bh_enable();
 		if (more)
 			cond_resched();
@@ -298,7 +297,12 @@ void sroce_sq_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, req_work);
 
-	if (sroce_sq_kick_passes(qp, SROCE_WORK_PASSES) && !qp->dead)
+	if (!sroce_sq_kick_passes(qp, SROCE_WORK_PASSES) || qp->dead)
+		return;
+	/* A kernel consumer's loopback sends run unbound (sroce_kverbs.c). */
+	if (rdma_is_kernel_res(&qp->ibqp.res) && qp->path.loopback)
+		queue_work(sroce_kernel_wq, &qp->req_work);
+	else
 		queue_work_on(raw_smp_processor_id(), sroce_data_wq,
 			      &qp->req_work);
 }

@@ -260,7 +260,7 @@ void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
 	/*
 	 * A looped-back packet never leaves this device's memory, so nothing
 	 * can damage it: it goes without an ICRC, and the receive side of
-	 * the loop does not check one (sroce_lo_drain()).
+	 * the loop does not check one (sroce_rcv_local()).
 	 */
 	if (!p->loopback)
 		icrc = sroce_icrc(skb, bth_off, icrc_off);
