@@ -217,6 +217,39 @@ sr_run_indented() {
 
 sr_ibdev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
 
+# sr_alive PID: the process exists and is not a zombie (a zombie has
+# already released its memory and files).
+sr_alive() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	[ "${stat%% *}" != Z ]
+}
+
+# sr_kill_tool PID...: SIGKILL each PID's children and then the PID,
+# and wait (10 s at most) until the children are gone. PIDs are the
+# "timeout"/"ip netns exec" wrappers a test starts tools under: killing
+# only a wrapper would leave the tool itself running. Fails when a
+# child outlives the wait.
+sr_kill_tool() {
+	local p kids=() i alive
+	for p in "$@"; do
+		# shellcheck disable=SC2207
+		kids+=($(pgrep -P "$p"))
+	done
+	[ ${#kids[@]} -gt 0 ] && kill -9 "${kids[@]}" 2>/dev/null
+	kill -9 "$@" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		alive=0
+		for p in "${kids[@]}"; do
+			sr_alive "$p" && alive=1
+		done
+		[ $alive = 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # sr_wait_gone IBDEV [SECONDS]: device disappears within the bound.
 sr_wait_gone() {
 	local i

@@ -153,7 +153,7 @@ if sr_wait_listen "$PORT" "$NS" 60; then
 	done
 	sr_check "teardown: the transfer is paused on full queues" \
 		test "$(sum tx_pause)" -gt "$p0"
-	kill -9 "$cli" "$srv" 2>/dev/null
+	sr_check "teardown: both ends are gone" sr_kill_tool "$cli" "$srv"
 	wait "$cli" "$srv" 2>/dev/null
 	sr_check "teardown: rmmod with packets queued below" \
 		timeout 60 rmmod sroce

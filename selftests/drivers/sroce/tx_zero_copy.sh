@@ -34,7 +34,7 @@ backlog() {
 # VICTIM side (client here, or server in $NS) while the packets it sent
 # from its own pages are still held.
 held() {
-	local what=$1 tool=$2 netns=$3 dev=$4 victim=$5 srv cli i n=0
+	local what=$1 tool=$2 netns=$3 dev=$4 victim=$5 srv cli i n=0 victim_pid
 	local nsx=()
 	[ -n "$netns" ] && nsx=(ip netns exec "$netns")
 	if ! "${nsx[@]}" tc qdisc add dev "$dev" root netem delay 300ms \
@@ -56,12 +56,16 @@ held() {
 	done
 	sr_log "$what: packets held by netem when the $victim died: $n"
 	sr_check "$what: the qdisc held the $victim's packets" test "${n:-0}" -gt 16
+	# The tool itself, not only its timeout wrapper: a surviving tool
+	# keeps its pages and keeps retransmitting into the qdisc.
 	if [ "$victim" = client ]; then
-		kill -9 "$cli" 2>/dev/null
+		victim_pid=$cli
 	else
-		kill -9 "$srv" 2>/dev/null
+		victim_pid=$srv
 	fi
-	kill "$cli" "$srv" 2>/dev/null
+	sr_check "$what: the $victim is gone, its QP and MR with it" \
+		sr_kill_tool "$victim_pid"
+	sr_kill_tool "$cli" "$srv"
 	wait "$cli" "$srv" 2>/dev/null
 	for ((i = 0; i < 50; i++)); do
 		[ "$(backlog "$netns" "$dev")" = 0 ] && break
