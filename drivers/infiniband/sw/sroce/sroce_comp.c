@@ -10,6 +10,7 @@
  */
 #include "sroce_sq.h"
 #include "sroce_hdr.h"
+#include "sroce_trace.h"
 
 /* RNR NAK timer codes in microseconds, IBA table 45. */
 static const u32 sroce_rnr_usec[32] = {
@@ -19,7 +20,8 @@ static const u32 sroce_rnr_usec[32] = {
 };
 
 /* Resend from PSN @psn: go back to the WQE and packet holding it. */
-static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
+static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
+			      enum sroce_retx_cause cause)
 {
 	struct sroce_req *req = &qp->req;
 	u32 end = req->off ? req->next + 1 : req->next;
@@ -50,6 +52,7 @@ static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn)
 	req->next = i;
 	req->rd_pending = rd;
 	req->since_ackreq = 0;
+	trace_sroce_retransmit(&qp->ibqp, req->psn, cause);
 }
 
 /* Move the oldest unacknowledged PSN forward: progress resets retries. */
@@ -87,7 +90,7 @@ static void sroce_comp_ack_upto(struct sroce_qp *qp, u32 apsn)
 			/* Only its own responses move past an unfinished read. */
 			una = sroce_read_next_psn(qp, st);
 			if (sroce_psn_cmp(last, apsn) <= 0)
-				sroce_comp_rewind(qp, una);
+				sroce_comp_rewind(qp, una, SROCE_RETX_READ_GAP);
 			break;
 		}
 		if (sroce_psn_cmp(last, apsn) > 0 || st->status)
@@ -121,7 +124,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 		}
 		req->rnr_left--;
 	}
-	sroce_comp_rewind(qp, psn);
+	sroce_comp_rewind(qp, psn, SROCE_RETX_RNR);
 	if (qp->dead)
 		return;
 	req->rnr_wait = true;
@@ -147,7 +150,7 @@ static void sroce_comp_aeth(struct sroce_qp *qp, u32 psn, u8 syn)
 		sroce_comp_ack_upto(qp, psn - 1);
 		if (val == SROCE_NAK_PSN_SEQ) {
 			sroce_count(sdev, SROCE_CNT_SEQ_NAK_RCVD);
-			sroce_comp_rewind(qp, psn);
+			sroce_comp_rewind(qp, psn, SROCE_RETX_SEQ_NAK);
 		} else {
 			sroce_sq_fail(qp, sroce_nak_status(val));
 		}
@@ -175,7 +178,7 @@ static void sroce_comp_read_gap(struct sroce_qp *qp, u32 expect)
 	req->gap_psn = expect;
 	req->gap_reasked = true;
 	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_READ_GAP_REASK);
-	sroce_comp_rewind(qp, expect);
+	sroce_comp_rewind(qp, expect, SROCE_RETX_READ_GAP);
 }
 
 /*
@@ -296,14 +299,13 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 	spin_lock_bh(&qp->req_lock);
 	if (sroce_qp_state(qp) != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
-		sroce_count(to_sdev(qp->ibqp.device),
-			    SROCE_CNT_RX_DROP_QP_STATE);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_QP_STATE, pkt);
 		goto out;
 	}
 	/* Only PSNs sent and not yet acknowledged mean anything. */
 	if (sroce_psn_cmp(pkt->psn, req->psn) >= 0 ||
 	    sroce_psn_cmp(pkt->psn, req->una - 1) < 0) {
-		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DROP_STALE);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_STALE, pkt);
 		goto out;
 	}
 
@@ -322,7 +324,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		break;
 	}
 	if (!used)
-		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RX_DROP_STALE);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_STALE, pkt);
 	if (req->una == req->psn && !req->rnr_wait)
 		hrtimer_try_to_cancel(&qp->timer);
 	sroce_sq_progress_bh(qp);
@@ -354,7 +356,7 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 		req->retry_left--;
 		sroce_count(to_sdev(qp->ibqp.device),
 			    SROCE_CNT_RETRANSMIT_TIMEOUT);
-		sroce_comp_rewind(qp, req->una);
+		sroce_comp_rewind(qp, req->una, SROCE_RETX_TIMEOUT);
 	}
 	sroce_sq_progress_bh(qp);
 out:

@@ -41,6 +41,12 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 
 static_assert(ARRAY_SIZE(sroce_counter_descs) == SROCE_NUM_COUNTERS);
 
+/* The counter's name as rdma statistic shows it. */
+const char *sroce_counter_name(enum sroce_counter c)
+{
+	return sroce_counter_descs[c].name;
+}
+
 u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c)
 {
 	u64 sum = 0;

@@ -96,6 +96,7 @@ struct rdma_hw_stats;
 
 /* sroce_counters.c */
 u64 sroce_counter_read(struct sroce_dev *sdev, enum sroce_counter c);
+const char *sroce_counter_name(enum sroce_counter c);
 struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,

@@ -95,6 +95,18 @@ void sroce_net_exit(void);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_rcv_local(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb);
+void sroce_rx_drop(struct sroce_dev *sdev, enum sroce_counter reason,
+		   u32 qpn, u32 psn, u8 opcode);
+
+/* @qp drops @pkt for @reason; the caller frees it (sroce_rx_drop()). */
+static inline void sroce_qp_rx_drop(struct sroce_qp *qp,
+				    enum sroce_counter reason,
+				    const struct sroce_pkt *pkt)
+{
+	sroce_rx_drop(to_sdev(qp->ibqp.device), reason, qp->ibqp.qp_num,
+		      pkt->psn, pkt->opcode);
+}
+
 __le32 sroce_icrc(struct sk_buff *skb, unsigned int bth_off,
 		  unsigned int icrc_off);
 void sroce_icrc_init(void);

@@ -12,6 +12,7 @@
 #include <rdma/ib_cache.h>
 
 #include "sroce_sq.h"
+#include "sroce_trace.h"
 
 static u32 sroce_wqe_size(u32 hdr, u32 max_sge, u32 max_inline)
 {
@@ -93,6 +94,7 @@ void sroce_qp_set_error(struct sroce_qp *qp)
 		       lockdep_is_held(&qp->resp_lock));
 	if (sroce_qp_state(qp) == IB_QPS_ERR)
 		return;
+	trace_sroce_qp_state(&qp->ibqp, qp->state, IB_QPS_ERR);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	if (!qp->dead)
 		queue_work(sroce_data_wq, &qp->err_work);
@@ -455,6 +457,8 @@ static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 	default:
 		break;
 	}
+	if (next != qp->state)
+		trace_sroce_qp_state(&qp->ibqp, qp->state, next);
 	WRITE_ONCE(qp->state, next);
 out:
 	spin_unlock(&qp->resp_lock);
@@ -656,6 +660,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		return -EOPNOTSUPP;
 	}
 	sroce_count(to_sdev(ibqp->device), SROCE_CNT_SQ_DOORBELL);
+	trace_sroce_doorbell(ibqp, true);
 	sroce_qp_sq_doorbell(qp);
 	return 0;
 }
@@ -680,6 +685,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EOPNOTSUPP;
 	}
+	trace_sroce_doorbell(ibqp, false);
 	sroce_qp_rq_doorbell(qp);
 	return 0;
 }

@@ -8,6 +8,14 @@
 #ifndef SROCE_QP_H
 #define SROCE_QP_H
 
+/* Why a requester sends again (the sroce_retransmit trace event). */
+enum sroce_retx_cause {
+	SROCE_RETX_TIMEOUT,	/* the local ACK timer expired */
+	SROCE_RETX_SEQ_NAK,	/* the responder NAKed a PSN sequence error */
+	SROCE_RETX_READ_GAP,	/* a read response is missing */
+	SROCE_RETX_RNR,		/* an RNR NAK's wait is over */
+};
+
 /* Per send-queue-slot state the requester keeps beside its WQE copy. */
 struct sroce_swqe_state {
 	u32 first_psn;		/* PSN of the WQE's first packet */

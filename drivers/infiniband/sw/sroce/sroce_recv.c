@@ -13,6 +13,26 @@
 
 #include "sroce_sq.h"
 #include "sroce_hdr.h"
+#include "sroce_trace.h"
+
+/**
+ * sroce_rx_drop() - count and trace a received packet that is dropped.
+ * @sdev: the receiving device
+ * @reason: the counter it goes to, SROCE_CNT_RX_DROP_* or _RX_OUT_OF_SEQ
+ * @qpn: destination queue pair from its BTH (0 when it had none)
+ * @psn: its PSN
+ * @opcode: its BTH opcode
+ *
+ * The one place where drops are counted, so that the sroce_rx_drop trace
+ * event sees every one. The caller frees the packet.
+ */
+void sroce_rx_drop(struct sroce_dev *sdev, enum sroce_counter reason,
+		   u32 qpn, u32 psn, u8 opcode)
+{
+	sroce_count(sdev, reason);
+	trace_sroce_rx_drop(&sdev->ibdev, sroce_counter_name(reason), qpn,
+			    psn, opcode);
+}
 
 /*
  * Pull the IP and UDP headers into the linear area and check that the IP,
@@ -105,7 +125,8 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 			sroce_count(sdev, SROCE_CNT_RX_QP_PACKETS);
 			sroce_mcast_rcv(sdev, &pkt);
 		} else {
-			sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+			sroce_rx_drop(sdev, SROCE_CNT_RX_DROP_NO_QP, dqpn,
+				      pkt.psn, pkt.opcode);
 		}
 		goto out;
 	}
@@ -121,13 +142,14 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 	       qp->ibqp.qp_type == IB_QPT_RC) ||
 	      (transport == SROCE_TRANSPORT_UC &&
 	       qp->ibqp.qp_type == IB_QPT_UC))) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_QP);
+		sroce_rx_drop(sdev, SROCE_CNT_RX_DROP_NO_QP, dqpn, pkt.psn,
+			      pkt.opcode);
 		goto out;
 	}
 	sroce_rcv_saddr(skb, &pkt.saddr);
 	/* A connected QP talks to one peer; the path is set before RTR. */
 	if (!ipv6_addr_equal(&pkt.saddr, &qp->path.daddr)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_WRONG_PEER);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_WRONG_PEER, &pkt);
 		goto out;
 	}
 	sroce_count(sdev, SROCE_CNT_RX_QP_PACKETS);
@@ -149,8 +171,9 @@ static void sroce_rcv_checked(struct sroce_dev *sdev, struct sk_buff *skb,
 {
 	const struct sroce_opcode_info *info;
 	unsigned int l4off, ulen, bth_off, icrc_off, pad, payload;
-	enum sroce_counter drop;
 	const struct sroce_bth *bth;
+	bool have_bth = false;
+	enum sroce_counter drop;
 	__le32 wire_icrc;
 
 	if (!sroce_rcv_ip_udp(skb, &l4off, &ulen)) {
@@ -158,6 +181,8 @@ static void sroce_rcv_checked(struct sroce_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 	bth_off = l4off + sizeof(struct udphdr);
+	/* The BTH is linear now, though trusted only once the ICRC matched. */
+	have_bth = true;
 	/* UDP payload without the UDP header: BTH ... ICRC. */
 	ulen -= sizeof(struct udphdr);
 
@@ -206,7 +231,16 @@ static void sroce_rcv_checked(struct sroce_dev *sdev, struct sk_buff *skb,
 	sroce_rcv_dispatch(sdev, skb, bth_off, info->hdr_len, payload);
 	return;
 drop:
-	sroce_count(sdev, drop);
+	if (have_bth) {
+		/* Again: a failed pull may have moved skb->data. */
+		bth = (const struct sroce_bth *)(skb->data + bth_off);
+		sroce_rx_drop(sdev, drop,
+			      be32_to_cpu(bth->qpn) & SROCE_BTH_QPN_MASK,
+			      be32_to_cpu(bth->apsn) & SROCE_BTH_PSN_MASK,
+			      bth->opcode);
+	} else {
+		sroce_rx_drop(sdev, drop, 0, 0, 0);
+	}
 	kfree_skb(skb);
 }
 
@@ -271,6 +305,6 @@ void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb)
 
 malformed:
 	sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
-	sroce_count(sdev, SROCE_CNT_RX_DROP_MALFORMED);
+	sroce_rx_drop(sdev, SROCE_CNT_RX_DROP_MALFORMED, 0, 0, 0);
 	kfree_skb(skb);
 }

@@ -15,6 +15,7 @@
  */
 #include "sroce.h"
 #include "sroce_hdr.h"
+#include "sroce_trace.h"
 
 static struct sroce_dev *sroce_qp_dev(struct sroce_qp *qp)
 {
@@ -43,6 +44,8 @@ static void sroce_resp_send_aeth(struct sroce_qp *qp, u8 syn, u32 psn)
 	}
 	aeth = sroce_resp_aeth_value(qp, syn);
 	memcpy(ext, &aeth, sizeof(aeth));
+	if ((syn & SROCE_AETH_KIND_MASK) != SROCE_AETH_ACK)
+		trace_sroce_nak_sent(&qp->ibqp, psn, syn);
 	sroce_tx_send(qp, skb);
 }
 
@@ -126,10 +129,11 @@ static void sroce_resp_uc_drop_msg(struct sroce_resp *resp)
  * A request the responder cannot execute: NAK it and fail the QP. The NAK
  * goes out at once; the QP is dead, so ordering no longer matters.
  */
-static void sroce_resp_nak(struct sroce_qp *qp, u8 code, u32 psn,
-			   int recv_status)
+static void sroce_resp_nak(struct sroce_qp *qp, u8 code,
+			   const struct sroce_pkt *pkt, int recv_status)
 {
 	struct sroce_resp *resp = &qp->resp;
+	u32 psn = pkt->psn;
 
 	/*
 	 * UC has no NAK: the request is dropped with its message, and the
@@ -137,7 +141,7 @@ static void sroce_resp_nak(struct sroce_qp *qp, u8 code, u32 psn,
 	 * receive WQE fails it.
 	 */
 	if (qp->ibqp.qp_type == IB_QPT_UC && recv_status != IB_WC_LOC_PROT_ERR) {
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DROP_UC_ERROR);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_UC_ERROR, pkt);
 		sroce_resp_uc_drop_msg(resp);
 		resp->epsn = (psn + 1) & SROCE_PSN_MASK;
 		return;
@@ -162,10 +166,11 @@ static void sroce_resp_rnr(struct sroce_qp *qp, u32 psn)
 }
 
 /*
- * Take the next receive WQE for the message at @psn. False if there is
- * none: then the request earns an RNR NAK, unless the QP has failed.
+ * Take the next receive WQE for the message @pkt starts. False if there
+ * is none: then the request earns an RNR NAK, unless the QP has failed.
  */
-static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp, u32 psn)
+static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp,
+				  const struct sroce_pkt *pkt)
 {
 	struct sroce_resp *resp = &qp->resp;
 
@@ -182,9 +187,9 @@ static bool sroce_resp_fetch_rwqe(struct sroce_qp *qp, u32 psn)
 		return true;
 	}
 	if (qp->ibqp.qp_type == IB_QPT_UC)	/* no RNR: dropped */
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DROP_NO_RECV);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_NO_RECV, pkt);
 	else if (sroce_qp_state(qp) != IB_QPS_ERR)
-		sroce_resp_rnr(qp, psn);
+		sroce_resp_rnr(qp, pkt->psn);
 	return false;
 }
 
@@ -230,22 +235,22 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (first != !resp->in_send || resp->in_write ||
 	    pkt->payload_len > qp->mtu ||
 	    (!last && pkt->payload_len != qp->mtu)) {
-		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn,
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt,
 			       IB_WC_REM_INV_REQ_ERR);
 		return;
 	}
-	if (first && !sroce_resp_fetch_rwqe(qp, pkt->psn))
+	if (first && !sroce_resp_fetch_rwqe(qp, pkt))
 		return;
 	err = sroce_sgl_place(qp, (struct sroce_sge *)(resp->rwqe + 1),
 			      resp->rwqe->num_sge, resp->recv_off, pkt->skb,
 			      pkt->payload_off, pkt->payload_len);
 	if (err == -EMSGSIZE) {
-		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn,
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt,
 			       IB_WC_LOC_LEN_ERR);
 		return;
 	}
 	if (err) {
-		sroce_resp_nak(qp, SROCE_NAK_REM_OP, pkt->psn,
+		sroce_resp_nak(qp, SROCE_NAK_REM_OP, pkt,
 			       IB_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -255,7 +260,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		/* SEND with invalidate: an FRMR or type 2 MW, by rkey. */
 		memcpy(&ieth, pkt->hdr + SROCE_BTH_BYTES, sizeof(ieth));
 		if (sroce_mr_invalidate(qp, be32_to_cpu(ieth))) {
-			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn,
+			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt,
 				       IB_WC_LOC_ACCESS_ERR);
 			return;
 		}
@@ -290,7 +295,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	if (first != !resp->in_write || resp->in_send || len > qp->mtu ||
 	    (!last && len != qp->mtu)) {
-		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 		return;
 	}
 	if (first) {
@@ -299,19 +304,19 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		u32 rlen = be32_to_cpu(reth->len);
 
 		if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
-			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt, 0);
 			return;
 		}
 		if (rlen > SROCE_MAX_MSG_SIZE || (last && rlen != len) ||
 		    (!last && rlen <= len)) {
-			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+			sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 			return;
 		}
 		/* A zero-length write checks no key (IBA 9.7.4.1.4). */
 		if (rlen && !sroce_mr_check(qp, be32_to_cpu(reth->rkey),
 					    be64_to_cpu(reth->va), rlen,
 					    IB_ACCESS_REMOTE_WRITE)) {
-			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt, 0);
 			return;
 		}
 		resp->write_va = be64_to_cpu(reth->va);
@@ -319,7 +324,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		resp->write_left = rlen;
 		resp->write_len = rlen;
 	} else if (len > resp->write_left || (last && len != resp->write_left)) {
-		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 		return;
 	}
 	/*
@@ -327,7 +332,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	 * the message counts as started, so that the retry after an RNR NAK
 	 * starts it again.
 	 */
-	if (imm && !resp->in_send && !sroce_resp_fetch_rwqe(qp, pkt->psn))
+	if (imm && !resp->in_send && !sroce_resp_fetch_rwqe(qp, pkt))
 		return;
 	resp->in_write = true;
 	if (len) {
@@ -344,7 +349,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			sroce_mr_put(mr);
 		}
 		if (err) {
-			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn,
+			sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt,
 				       IB_WC_REM_ACCESS_ERR);
 			return;
 		}
@@ -591,11 +596,11 @@ static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ) ||
 	    (r.left && !sroce_mr_check(qp, r.rkey, r.va, r.left,
 				       IB_ACCESS_REMOTE_READ))) {
-		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt, 0);
 		return false;
 	}
 	if (r.left > SROCE_MAX_MSG_SIZE) {
-		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 		return false;
 	}
 	return sroce_resp_queue(qp, &r);
@@ -617,18 +622,18 @@ static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	u64 *target;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC)) {
-		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt, 0);
 		return;
 	}
 	/* Atomics need a naturally aligned target (IBA 9.4.5). */
 	if (va & 7) {
-		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 		return;
 	}
 	mr = sroce_mr_lookup(qp, be32_to_cpu(a->rkey), va, 8,
 			     IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr) {
-		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt, 0);
 		return;
 	}
 	if (sroce_resp_replies_full(resp)) {
@@ -673,19 +678,19 @@ static void sroce_resp_atomic_write(struct sroce_qp *qp,
 	u64 value, *target;
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)) {
-		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt, 0);
 		return;
 	}
 	if (be32_to_cpu(reth->len) != sizeof(value) ||
 	    pkt->payload_len != sizeof(value) || (va & 7) ||
 	    skb_copy_bits(pkt->skb, pkt->payload_off, &value, sizeof(value))) {
-		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 		return;
 	}
 	mr = sroce_mr_lookup(qp, be32_to_cpu(reth->rkey), va, sizeof(value),
 			     IB_ACCESS_REMOTE_WRITE);
 	if (!mr) {
-		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt, 0);
 		return;
 	}
 	if (sroce_resp_replies_full(resp)) {
@@ -729,12 +734,12 @@ static void sroce_resp_flush_op(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (!plt || (plt & ~(SROCE_FLUSH_PLT_GLOBAL |
 			     SROCE_FLUSH_PLT_PERSISTENT)) ||
 	    sel > SROCE_FLUSH_SEL_REGION) {
-		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 		return;
 	}
 	if (!SROCE_ACCESS_FLUSH_GLOBAL || (plt & SROCE_FLUSH_PLT_PERSISTENT) ||
 	    !(qp->attr.qp_access_flags & SROCE_ACCESS_FLUSH_GLOBAL)) {
-		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt, 0);
 		return;
 	}
 	if (sel == SROCE_FLUSH_SEL_REGION)
@@ -744,7 +749,7 @@ static void sroce_resp_flush_op(struct sroce_qp *qp, struct sroce_pkt *pkt)
 				     be32_to_cpu(reth->len),
 				     SROCE_ACCESS_FLUSH_GLOBAL);
 	if (!mr) {
-		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt, 0);
 		return;
 	}
 	sroce_mr_put(mr);
@@ -804,8 +809,8 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		rec = sroce_resp_find_record(resp, pkt->psn, op);
 		if (!rec || (op == SROCE_OP_READ_REQUEST &&
 			     !sroce_resp_read_within(rec, pkt))) {
-			sroce_count(sroce_qp_dev(qp),
-				    SROCE_CNT_RX_DROP_DUP_UNMATCHED);
+			sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_DUP_UNMATCHED,
+					 pkt);
 			return;
 		}
 		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DUPLICATE);
@@ -842,7 +847,7 @@ static bool sroce_resp_mid_message(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	if (!qp->resp.in_send && !qp->resp.in_write)
 		return false;
-	sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+	sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 	return true;
 }
 
@@ -864,7 +869,7 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	state = sroce_qp_state(qp);
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	    state != IB_QPS_SQD) {
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DROP_QP_STATE);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_QP_STATE, pkt);
 		goto out;
 	}
 	if (qp->ibqp.qp_type == IB_QPT_UC) {
@@ -878,7 +883,7 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		goto out;
 	}
 	if (diff > 0) {
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_OUT_OF_SEQ);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_OUT_OF_SEQ, pkt);
 		if (!resp->nak_seq_sent) {
 			resp->nak_seq_sent = true;
 			sroce_resp_aeth(qp, SROCE_AETH_NAK | SROCE_NAK_PSN_SEQ,
@@ -945,7 +950,7 @@ execute:
 		break;
 	default:
 		/* Opcodes of other transports never get here. */
-		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt->psn, 0);
+		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 		break;
 	}
 out:

@@ -187,17 +187,17 @@ void sroce_ud_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	state = sroce_qp_state(qp);
 	if ((state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	     state != IB_QPS_SQE) || qp->dead) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_QP_STATE);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_QP_STATE, pkt);
 		goto out;
 	}
 	qkey = qp->ibqp.qp_type == IB_QPT_GSI ? SROCE_QP1_QKEY :
 						 qp->attr.qkey;
 	if (be32_to_cpu(deth->qkey) != qkey) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_BAD_QKEY);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_BAD_QKEY, pkt);
 		goto out;
 	}
 	if (!sroce_rq_take(qp)) {
-		sroce_count(sdev, SROCE_CNT_RX_DROP_NO_RECV);
+		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_NO_RECV, pkt);
 		goto out;
 	}
 	qp->resp.in_send = true;
