@@ -918,4 +918,144 @@ TEST_F_TIMEOUT(rc, atomic_write, T_SECS)
 		      .qp_num = QPN(q, 0)));
 }
 
+/* Driver field drv_@name of a resource line: -1 when it has none. */
+static long long res_field(const char *line, const char *name)
+{
+	char tok[80];
+	const char *p;
+
+	snprintf(tok, sizeof(tok), " drv_%s ", name);
+	p = strstr(line, tok);
+	return p ? strtoll(p + strlen(tok), NULL, 0) : -1;
+}
+
+static bool res_has(const char *line, const char *a, const char *b)
+{
+	char tok[160];
+
+	snprintf(tok, sizeof(tok), " %s %s ", a, b);
+	return strstr(line, tok);
+}
+
+/*
+ * A line of "rdma -dd resource show KIND" for device @dev (with or without
+ * its port) that has the token pair "@key @val" (any line when @key is
+ * NULL) and, when @drv is set, the driver field drv_@drv equal to @drv_val.
+ * Return: true when found, copied into @line.
+ */
+static bool res_line(const char *kind, const char *dev, const char *key,
+		     const char *val, const char *drv, long long drv_val,
+		     char *line, size_t len)
+{
+	char cmd[128], port[80], buf[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma -dd resource show %s 2>/dev/null",
+		 kind);
+	snprintf(port, sizeof(port), "%s/1", dev);
+	f = popen(cmd, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(buf, sizeof(buf), f)) {
+		/* Space-delimited tokens on both sides of every field. */
+		snprintf(line, len, " %s ", strtok(buf, "\n") ?: "");
+		found = (res_has(line, "dev", dev) ||
+			 res_has(line, "link", port)) &&
+			(!key || res_has(line, key, val)) &&
+			(!drv || res_field(line, drv) == drv_val);
+	}
+	pclose(f);
+	return found;
+}
+
+/*
+ * sroce's own fields in "rdma resource show -dd" (sroce_restrack.c): after
+ * a known run of WRITEs, the requester's and responder's PSNs and indices,
+ * the MR's pinning and access, and a CQ's fill are known exactly.
+ */
+TEST_F_TIMEOUT(rc, resource_details, T_SECS)
+{
+	const char *dev = ibv_get_device_name(A_->ctx->device);
+	const uint32_t writes = 5, psn = (PSN_A + writes) & 0xffffff;
+	size_t off = (uintptr_t)A_->buf & 4095;
+	char line[4096], num[32];
+	struct ibv_sge ss;
+	struct ibv_wc wc;
+	uint32_t i;
+	int tries;
+
+	if (sroce_counter(dev, "sq_doorbell") < 0)
+		SKIP(return, "%s is not an sroce device", dev);
+	if (system("rdma -V >/dev/null 2>&1"))
+		SKIP(return, "no rdma tool");
+	for (i = 0; i < writes; i++) {
+		ss = sge(A_, i * 100, 100);
+		ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_RDMA_WRITE, i, &ss, 1,
+				     raddr(B_, DST + i * 100), B_->mr->rkey,
+				     0));
+		check_wc(_metadata, "RDMA_WRITE", P_->cq[0],
+			 WANT(.wr_id = i, .opcode = IBV_WC_RDMA_WRITE,
+			      .qp_num = QPN(P_, 0)));
+	}
+
+	snprintf(num, sizeof(num), "%u", QPN(P_, 0));
+	ASSERT_TRUE(res_line("qp", dev, "lqpn", num, NULL, 0, line,
+			     sizeof(line)));
+	TH_LOG("requester:%s", line);
+	EXPECT_EQ(psn, res_field(line, "req_psn"));
+	EXPECT_EQ(psn, res_field(line, "req_una"));
+	EXPECT_EQ(writes, res_field(line, "sq_prod"));
+	EXPECT_EQ(writes, res_field(line, "sq_fetched"));
+	EXPECT_EQ(writes, res_field(line, "sq_next"));
+	EXPECT_EQ(writes, res_field(line, "sq_head"));
+	EXPECT_EQ(0, res_field(line, "rd_pending"));
+	EXPECT_EQ(RETRY_CNT, res_field(line, "retry_left"));
+	EXPECT_EQ(RNR_RETRY, res_field(line, "rnr_left"));
+	EXPECT_EQ(0, res_field(line, "rnr_wait"));
+
+	snprintf(num, sizeof(num), "%u", QPN(P_, 1));
+	ASSERT_TRUE(res_line("qp", dev, "lqpn", num, NULL, 0, line,
+			     sizeof(line)));
+	TH_LOG("responder:%s", line);
+	EXPECT_EQ(psn, res_field(line, "resp_epsn"));
+	EXPECT_EQ(writes, res_field(line, "resp_msn"));
+	EXPECT_EQ(0, res_field(line, "in_write"));
+	EXPECT_EQ(0, res_field(line, "replies_queued"));
+	EXPECT_EQ(0, res_field(line, "rq_prod"));
+	EXPECT_EQ(0, res_field(line, "rq_cons"));
+
+	snprintf(num, sizeof(num), "0x%x", A_->mr->lkey);
+	ASSERT_TRUE(res_line("mr", dev, "lkey", num, NULL, 0, line,
+			     sizeof(line)));
+	TH_LOG("MR:%s", line);
+	EXPECT_NE(NULL, strstr(line, " drv_kind user "));
+	EXPECT_EQ(ALL_ACCESS, res_field(line, "access"));
+	EXPECT_EQ(off, res_field(line, "page_offset"));
+	EXPECT_EQ((off + BUF_SIZE + 4095) / 4096,
+		  res_field(line, "pinned_pages"));
+
+	/* One completion left in the ring, then consumed. */
+	ss = sge(A_, 0, 100);
+	ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_RDMA_WRITE, 99, &ss, 1,
+			     raddr(B_, DST), B_->mr->rkey, 0));
+	for (tries = 0; tries < 100; tries++) {
+		if (res_line("cq", dev, NULL, NULL, "prod", writes + 1, line,
+			     sizeof(line)))
+			break;
+		usleep(50000);
+	}
+	ASSERT_LT(tries, 100);
+	TH_LOG("CQ:%s", line);
+	EXPECT_EQ(writes, res_field(line, "cons"));
+	EXPECT_EQ(1, res_field(line, "fill"));
+	EXPECT_EQ(0, res_field(line, "overrun"));
+	ASSERT_EQ(1, ibv_poll_cq(P_->cq[0], 1, &wc));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_TRUE(res_line("cq", dev, NULL, NULL, "prod", writes + 1, line,
+			     sizeof(line)));
+	EXPECT_EQ(writes + 1, res_field(line, "cons"));
+	EXPECT_EQ(0, res_field(line, "fill"));
+}
+
 TEST_HARNESS_MAIN

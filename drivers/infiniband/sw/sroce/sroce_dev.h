@@ -180,6 +180,11 @@ static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 	this_cpu_inc(sdev->counters->cnt[c]);
 }
 
+/* sroce_restrack.c */
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+
 /* sroce_device.c */
 int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata);
