@@ -918,6 +918,24 @@ TEST_F_TIMEOUT(rc, atomic_write, T_SECS)
 		      .qp_num = QPN(q, 0)));
 }
 
+/* Signaled one-packet WRITEs from @p's side A, each awaited. */
+static void writes(struct __test_metadata *_metadata, rc_fixture *self,
+		   struct pair *p, uint32_t n)
+{
+	struct ibv_sge ss;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		ss = sge(A_, i * 100, 100);
+		ASSERT_EQ(0, post_op(p->qp[0], IBV_WR_RDMA_WRITE, i, &ss, 1,
+				     raddr(B_, DST + i * 100), B_->mr->rkey,
+				     0));
+		check_wc(_metadata, "RDMA_WRITE", p->cq[0],
+			 WANT(.wr_id = i, .opcode = IBV_WC_RDMA_WRITE,
+			      .qp_num = p->qp[0]->qp_num));
+	}
+}
+
 /* Driver field drv_@name of a resource line: -1 when it has none. */
 static long long res_field(const char *line, const char *name)
 {
@@ -977,27 +995,18 @@ static bool res_line(const char *kind, const char *dev, const char *key,
 TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 {
 	const char *dev = ibv_get_device_name(A_->ctx->device);
-	const uint32_t writes = 5, psn = (PSN_A + writes) & 0xffffff;
+	const uint32_t n = 5, psn = (PSN_A + n) & 0xffffff;
 	size_t off = (uintptr_t)A_->buf & 4095;
 	char line[4096], num[32];
 	struct ibv_sge ss;
 	struct ibv_wc wc;
-	uint32_t i;
 	int tries;
 
 	if (sroce_counter(dev, "sq_doorbell") < 0)
 		SKIP(return, "%s is not an sroce device", dev);
 	if (system("rdma -V >/dev/null 2>&1"))
 		SKIP(return, "no rdma tool");
-	for (i = 0; i < writes; i++) {
-		ss = sge(A_, i * 100, 100);
-		ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_RDMA_WRITE, i, &ss, 1,
-				     raddr(B_, DST + i * 100), B_->mr->rkey,
-				     0));
-		check_wc(_metadata, "RDMA_WRITE", P_->cq[0],
-			 WANT(.wr_id = i, .opcode = IBV_WC_RDMA_WRITE,
-			      .qp_num = QPN(P_, 0)));
-	}
+	writes(_metadata, self, P_, n);
 
 	snprintf(num, sizeof(num), "%u", QPN(P_, 0));
 	ASSERT_TRUE(res_line("qp", dev, "lqpn", num, NULL, 0, line,
@@ -1005,10 +1014,10 @@ TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 	TH_LOG("requester:%s", line);
 	EXPECT_EQ(psn, res_field(line, "req_psn"));
 	EXPECT_EQ(psn, res_field(line, "req_una"));
-	EXPECT_EQ(writes, res_field(line, "sq_prod"));
-	EXPECT_EQ(writes, res_field(line, "sq_fetched"));
-	EXPECT_EQ(writes, res_field(line, "sq_next"));
-	EXPECT_EQ(writes, res_field(line, "sq_head"));
+	EXPECT_EQ(n, res_field(line, "sq_prod"));
+	EXPECT_EQ(n, res_field(line, "sq_fetched"));
+	EXPECT_EQ(n, res_field(line, "sq_next"));
+	EXPECT_EQ(n, res_field(line, "sq_head"));
 	EXPECT_EQ(0, res_field(line, "rd_pending"));
 	EXPECT_EQ(RETRY_CNT, res_field(line, "retry_left"));
 	EXPECT_EQ(RNR_RETRY, res_field(line, "rnr_left"));
@@ -1019,7 +1028,7 @@ TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 			     sizeof(line)));
 	TH_LOG("responder:%s", line);
 	EXPECT_EQ(psn, res_field(line, "resp_epsn"));
-	EXPECT_EQ(writes, res_field(line, "resp_msn"));
+	EXPECT_EQ(n, res_field(line, "resp_msn"));
 	EXPECT_EQ(0, res_field(line, "in_write"));
 	EXPECT_EQ(0, res_field(line, "replies_queued"));
 	EXPECT_EQ(0, res_field(line, "rq_prod"));
@@ -1040,22 +1049,111 @@ TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 	ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_RDMA_WRITE, 99, &ss, 1,
 			     raddr(B_, DST), B_->mr->rkey, 0));
 	for (tries = 0; tries < 100; tries++) {
-		if (res_line("cq", dev, NULL, NULL, "prod", writes + 1, line,
+		if (res_line("cq", dev, NULL, NULL, "prod", n + 1, line,
 			     sizeof(line)))
 			break;
 		usleep(50000);
 	}
 	ASSERT_LT(tries, 100);
 	TH_LOG("CQ:%s", line);
-	EXPECT_EQ(writes, res_field(line, "cons"));
+	EXPECT_EQ(n, res_field(line, "cons"));
 	EXPECT_EQ(1, res_field(line, "fill"));
 	EXPECT_EQ(0, res_field(line, "overrun"));
 	ASSERT_EQ(1, ibv_poll_cq(P_->cq[0], 1, &wc));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	ASSERT_TRUE(res_line("cq", dev, NULL, NULL, "prod", writes + 1, line,
+	ASSERT_TRUE(res_line("cq", dev, NULL, NULL, "prod", n + 1, line,
 			     sizeof(line)));
-	EXPECT_EQ(writes + 1, res_field(line, "cons"));
+	EXPECT_EQ(n + 1, res_field(line, "cons"));
 	EXPECT_EQ(0, res_field(line, "fill"));
+}
+
+/* A counter of the first line of @cmd's output (" NAME VALUE "): -1 if none. */
+static long long stat_field(const char *cmd, const char *name)
+{
+	char buf[4096], line[4200], tok[80];
+	long long v = -1;
+	const char *p;
+	FILE *f;
+
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f)) {
+		snprintf(line, sizeof(line), " %s ", strtok(buf, "\n") ?: "");
+		snprintf(tok, sizeof(tok), " %s ", name);
+		p = strstr(line, tok);
+		if (p)
+			v = strtoll(p + strlen(tok), NULL, 0);
+	}
+	pclose(f);
+	return v;
+}
+
+/*
+ * Per-QP counters ("rdma statistic qp"): a QP bound by hand counts its
+ * packets in its counter alone, the port's figures still count each
+ * packet once, bound or not, and keep them after the unbind; in auto
+ * mode new QPs are bound as they reach INIT.
+ */
+TEST_F_TIMEOUT(rc, qp_counters, T_SECS)
+{
+	const char *dev = ibv_get_device_name(A_->ctx->device);
+	const long long n = 5;
+	long long tx0, cntn;
+	char cmd[256], show[256];
+
+	if (sroce_counter(dev, "sq_doorbell") < 0)
+		SKIP(return, "%s is not an sroce device", dev);
+	if (system("rdma -V >/dev/null 2>&1"))
+		SKIP(return, "no rdma tool");
+	tx0 = sroce_counter(dev, "tx_roce_packets");
+	snprintf(cmd, sizeof(cmd), "rdma statistic qp bind link %s/1 lqpn %u",
+		 dev, QPN(P_, 0));
+	ASSERT_EQ(0, system(cmd));
+	snprintf(show, sizeof(show),
+		 "rdma statistic qp show link %s/1 lqpn %u 2>/dev/null", dev,
+		 QPN(P_, 0));
+	cntn = stat_field(show, "cntn");
+	ASSERT_LT(0, cntn);
+
+	/* A's WRITEs count in its counter; B's ACKs on the device. */
+	writes(_metadata, self, P_, n);
+	EXPECT_EQ(n, stat_field(show, "tx_roce_packets"));
+	EXPECT_EQ(n, stat_field(show, "rx_qp_packets"));
+	EXPECT_EQ(2 * n, sroce_counter(dev, "tx_roce_packets") - tx0);
+
+	snprintf(cmd, sizeof(cmd),
+		 "rdma statistic qp unbind link %s/1 cntn %lld lqpn %u", dev,
+		 cntn, QPN(P_, 0));
+	ASSERT_EQ(0, system(cmd));
+	EXPECT_EQ(-1, stat_field(show, "cntn"));
+	/* The released counter's figures stay in the port's. */
+	EXPECT_EQ(2 * n, sroce_counter(dev, "tx_roce_packets") - tx0);
+	writes(_metadata, self, P_, 1);
+	EXPECT_EQ(2 * n + 2, sroce_counter(dev, "tx_roce_packets") - tx0);
+
+	/* Auto mode: a new pair's QPs share one counter, by QP type. */
+	snprintf(cmd, sizeof(cmd), "rdma statistic qp set link %s/1 auto type on",
+		 dev);
+	ASSERT_EQ(0, system(cmd));
+	PAIR_UP((&self->q), NULL);
+	snprintf(show, sizeof(show),
+		 "rdma statistic qp show link %s/1 lqpn %u 2>/dev/null", dev,
+		 self->q.qp[1]->qp_num);
+	cntn = stat_field(show, "cntn");
+	snprintf(show, sizeof(show),
+		 "rdma statistic qp show link %s/1 lqpn %u 2>/dev/null", dev,
+		 self->q.qp[0]->qp_num);
+	EXPECT_LT(0, cntn);
+	EXPECT_EQ(cntn, stat_field(show, "cntn"));
+	writes(_metadata, self, &self->q, n);
+	/* Both ends are in it: n WRITEs and n ACKs each way. */
+	EXPECT_EQ(2 * n, stat_field(show, "tx_roce_packets"));
+	EXPECT_EQ(2 * n, stat_field(show, "rx_qp_packets"));
+	EXPECT_EQ(4 * n + 2, sroce_counter(dev, "tx_roce_packets") - tx0);
+	snprintf(cmd, sizeof(cmd), "rdma statistic qp set link %s/1 auto off",
+		 dev);
+	EXPECT_EQ(0, system(cmd));
 }
 
 TEST_HARNESS_MAIN

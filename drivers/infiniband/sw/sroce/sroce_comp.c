@@ -116,7 +116,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 {
 	struct sroce_req *req = &qp->req;
 
-	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_RNR_NAK_RCVD);
+	sroce_qp_count(qp, SROCE_CNT_RNR_NAK_RCVD);
 	if (qp->attr.rnr_retry != 7) {
 		if (!req->rnr_left) {
 			sroce_sq_fail(qp, IB_WC_RNR_RETRY_EXC_ERR);
@@ -135,7 +135,6 @@ static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 
 static void sroce_comp_aeth(struct sroce_qp *qp, u32 psn, u8 syn)
 {
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	u8 val = syn & SROCE_AETH_VAL_MASK;
 
 	switch (syn & SROCE_AETH_KIND_MASK) {
@@ -149,7 +148,7 @@ static void sroce_comp_aeth(struct sroce_qp *qp, u32 psn, u8 syn)
 	case SROCE_AETH_NAK:
 		sroce_comp_ack_upto(qp, psn - 1);
 		if (val == SROCE_NAK_PSN_SEQ) {
-			sroce_count(sdev, SROCE_CNT_SEQ_NAK_RCVD);
+			sroce_qp_count(qp, SROCE_CNT_SEQ_NAK_RCVD);
 			sroce_comp_rewind(qp, psn, SROCE_RETX_SEQ_NAK);
 		} else {
 			sroce_sq_fail(qp, sroce_nak_status(val));
@@ -177,7 +176,7 @@ static void sroce_comp_read_gap(struct sroce_qp *qp, u32 expect)
 		return;
 	req->gap_psn = expect;
 	req->gap_reasked = true;
-	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_READ_GAP_REASK);
+	sroce_qp_count(qp, SROCE_CNT_READ_GAP_REASK);
 	sroce_comp_rewind(qp, expect, SROCE_RETX_READ_GAP);
 }
 
@@ -354,8 +353,7 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 		goto out;
 	} else {
 		req->retry_left--;
-		sroce_count(to_sdev(qp->ibqp.device),
-			    SROCE_CNT_RETRANSMIT_TIMEOUT);
+		sroce_qp_count(qp, SROCE_CNT_RETRANSMIT_TIMEOUT);
 		sroce_comp_rewind(qp, req->una, SROCE_RETX_TIMEOUT);
 	}
 	sroce_sq_progress_bh(qp);

@@ -65,13 +65,126 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
+/* Sum a set of per-CPU counters into @value, one per enum sroce_counter. */
+static void sroce_counters_sum(struct sroce_pcpu_counters __percpu *set,
+			       u64 *value)
+{
+	int cpu, i;
+
+	memset(value, 0, SROCE_NUM_COUNTERS * sizeof(*value));
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < SROCE_NUM_COUNTERS; i++)
+			value[i] += per_cpu_ptr(set, cpu)->cnt[i];
+}
+
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
-	struct sroce_dev *sdev = to_sdev(ibdev);
-	int i;
-
-	for (i = 0; i < SROCE_NUM_COUNTERS; i++)
-		stats->value[i] = sroce_counter_read(sdev, i);
+	sroce_counters_sum(to_sdev(ibdev)->counters, stats->value);
 	return SROCE_NUM_COUNTERS;
+}
+
+/*
+ * Per-QP counters ("rdma statistic qp"): the core's rdma_counter objects.
+ * Each has a set of per-CPU counters like the device's, in
+ * &sroce_dev.counter_sets under the counter's id. A queue pair counts its
+ * events into one set (&sroce_qp.counters): the device's, or that of
+ * the counter it is bound to, never both. The core adds the counters,
+ * running and released, to the port's figures, so those still count
+ * every event once. Events that belong to no queue pair (malformed
+ * packets, port events) count on the device only.
+ */
+struct sroce_counter_set {
+	struct sroce_pcpu_counters __percpu *pcpu;
+};
+
+struct rdma_hw_stats *sroce_counter_alloc_stats(struct rdma_counter *counter)
+{
+	return sroce_alloc_hw_port_stats(counter->device, counter->port);
+}
+
+/**
+ * sroce_counter_bind_qp() - count @ibqp's events in @counter from now on.
+ * @counter: the core's counter; id 0 when it has no set yet
+ * @ibqp: the queue pair, bound to no counter
+ *
+ * Context: process, the counter's mutex held by the core.
+ * Return: 0, -ENOMEM, or an xarray allocation error.
+ */
+int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_counter_set *set;
+	u32 id;
+	int err;
+
+	if (!counter->id) {
+		set = kzalloc(sizeof(*set), GFP_KERNEL_ACCOUNT);
+		if (!set)
+			return -ENOMEM;
+		set->pcpu = alloc_percpu_gfp(struct sroce_pcpu_counters,
+					     GFP_KERNEL_ACCOUNT);
+		if (!set->pcpu) {
+			kfree(set);
+			return -ENOMEM;
+		}
+		err = xa_alloc(&sdev->counter_sets, &id, set, xa_limit_31b,
+			       GFP_KERNEL);
+		if (err) {
+			free_percpu(set->pcpu);
+			kfree(set);
+			return err;
+		}
+		counter->id = id;
+	} else {
+		set = xa_load(&sdev->counter_sets, counter->id);
+		if (WARN_ON_ONCE(!set))
+			return -EINVAL;
+	}
+	WRITE_ONCE(to_sqp(ibqp)->counters, set->pcpu);
+	ibqp->counter = counter;
+	return 0;
+}
+
+/**
+ * sroce_counter_unbind_qp() - @ibqp counts on the device again.
+ * @ibqp: a bound queue pair
+ *
+ * Waits until no CPU can still count into the old set, so that what the
+ * core reads from it next is final.
+ * Context: process, the counter's mutex held by the core.
+ * Return: 0.
+ */
+int sroce_counter_unbind_qp(struct ib_qp *ibqp)
+{
+	WRITE_ONCE(to_sqp(ibqp)->counters, to_sdev(ibqp->device)->counters);
+	ibqp->counter = NULL;
+	synchronize_rcu();
+	return 0;
+}
+
+int sroce_counter_update_stats(struct rdma_counter *counter)
+{
+	struct sroce_dev *sdev = to_sdev(counter->device);
+	struct sroce_counter_set *set;
+
+	set = xa_load(&sdev->counter_sets, counter->id);
+	if (!set)
+		return -EINVAL;
+	sroce_counters_sum(set->pcpu, counter->stats->value);
+	return 0;
+}
+
+/* Context: process; every queue pair is unbound from @counter. */
+int sroce_counter_dealloc(struct rdma_counter *counter)
+{
+	struct sroce_dev *sdev = to_sdev(counter->device);
+	struct sroce_counter_set *set;
+
+	set = xa_erase(&sdev->counter_sets, counter->id);
+	if (set) {
+		free_percpu(set->pcpu);
+		kfree(set);
+	}
+	return 0;
 }

@@ -120,6 +120,7 @@ struct sroce_dev {
 	u32 max_ah;
 	u32 max_pd;
 	struct sroce_pcpu_counters __percpu *counters;
+	struct xarray counter_sets;
 	struct sroce_lo_shard lo[SROCE_LO_SHARDS];
 	struct sroce_mr local_dma_mr;
 	spinlock_t mw_lock;	/* bindings against deregistration */

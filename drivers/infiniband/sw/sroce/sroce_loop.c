@@ -46,22 +46,23 @@ static struct sroce_lo_shard *sroce_lo_shard_of(struct sroce_dev *sdev,
  * @sdev: the device
  * @skb: the packet, IP header at skb->data; consumed
  *
+ * The caller counts it as sent or dropped.
  * Context: BH disabled.
+ * Return: false when the queue was full and the packet dropped.
  */
-void sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
+bool sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	struct sroce_lo_shard *shard = sroce_lo_shard_of(sdev, skb);
 
 	if (skb_queue_len_lockless(&shard->queue) >= SROCE_LO_QUEUE_MAX) {
-		sroce_count(sdev, SROCE_CNT_TX_DROP);
 		kfree_skb(skb);
-		return;
+		return false;
 	}
 	skb->dev = sdev->ndev;
 	skb->pkt_type = PACKET_HOST;
 	skb_queue_tail(&shard->queue, skb);
-	sroce_count(sdev, SROCE_CNT_TX_PACKETS);
 	tasklet_schedule(&shard->tasklet);
+	return true;
 }
 
 /* Deliver up to a budget from @shard. Return: packets delivered. */

@@ -76,6 +76,8 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->ah_xa);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	xa_destroy(&sdev->qp_xa);
+	WARN_ON(!xa_empty(&sdev->counter_sets));
+	xa_destroy(&sdev->counter_sets);
 	free_percpu(sdev->counters);
 	sdev->counters = NULL;
 	netdev_put(sdev->ndev, &sdev->ndev_tracker);
@@ -160,6 +162,11 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.attach_mcast = sroce_attach_mcast,
+	.counter_alloc_stats = sroce_counter_alloc_stats,
+	.counter_bind_qp = sroce_counter_bind_qp,
+	.counter_dealloc = sroce_counter_dealloc,
+	.counter_unbind_qp = sroce_counter_unbind_qp,
+	.counter_update_stats = sroce_counter_update_stats,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_user_ah = sroce_create_ah,
@@ -277,6 +284,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->counter_sets, XA_FLAGS_ALLOC1);
 	sdev->max_qp = clamp_t(u32, max_qp, 2, SROCE_MAX_QP);
 	sdev->max_cq = clamp_t(u32, max_cq, 2, SROCE_MAX_CQ);
 	sdev->max_mr = clamp_t(u32, max_mr, 1, SROCE_MAX_MR);

@@ -184,7 +184,7 @@ void sroce_mcast_rcv(struct sroce_dev *sdev, struct sroce_pkt *pkt)
 		memcpy(&dgid, &ipv6_hdr(skb)->daddr, sizeof(dgid));
 	g = sroce_mcg_find(sdev, &dgid);
 	if (!g) {
-		sroce_rx_drop(sdev, SROCE_CNT_RX_DROP_NO_QP, SROCE_MCAST_QPN,
+		sroce_rx_drop(sdev, NULL, SROCE_CNT_RX_DROP_NO_QP, SROCE_MCAST_QPN,
 			      pkt->psn, pkt->opcode);
 		return;
 	}

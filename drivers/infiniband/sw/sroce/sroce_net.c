@@ -191,7 +191,7 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 	skb = skb_share_check(skb, GFP_ATOMIC);
 	if (!skb) {
 		sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
-		sroce_rx_drop(sdev, SROCE_CNT_RX_DROP_MALFORMED, 0, 0, 0);
+		sroce_rx_drop(sdev, NULL, SROCE_CNT_RX_DROP_MALFORMED, 0, 0, 0);
 		return RX_HANDLER_CONSUMED;
 	}
 	skb_reset_network_header(skb);

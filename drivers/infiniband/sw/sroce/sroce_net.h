@@ -46,7 +46,7 @@ struct sk_buff *sroce_tx_alloc_to(struct sroce_dev *sdev,
 int sroce_tx_add_page(struct sk_buff *skb, struct page *page,
 		      unsigned int off, unsigned int len);
 int sroce_tx_end_frags(struct sk_buff *skb);
-void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
+void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 		      struct sk_buff *skb);
 
 /* A connected QP's packets go along its path to its one peer. */
@@ -70,11 +70,11 @@ void sroce_tx_charge(struct sroce_qp *qp, struct sk_buff *skb);
 static inline void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	sroce_tx_charge(qp, skb);
-	sroce_tx_send_to(to_sdev(qp->ibqp.device), &qp->path, skb);
+	sroce_tx_send_to(qp, &qp->path, skb);
 }
 
 /* sroce_loop.c */
-void sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb);
+bool sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_lo_init(struct sroce_dev *sdev);
 void sroce_lo_drain(struct sroce_dev *sdev);
 void sroce_lo_exit(struct sroce_dev *sdev);
@@ -95,15 +95,15 @@ void sroce_net_exit(void);
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_rcv_local(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb);
-void sroce_rx_drop(struct sroce_dev *sdev, enum sroce_counter reason,
-		   u32 qpn, u32 psn, u8 opcode);
+void sroce_rx_drop(struct sroce_dev *sdev, struct sroce_qp *qp,
+		   enum sroce_counter reason, u32 qpn, u32 psn, u8 opcode);
 
 /* @qp drops @pkt for @reason; the caller frees it (sroce_rx_drop()). */
 static inline void sroce_qp_rx_drop(struct sroce_qp *qp,
 				    enum sroce_counter reason,
 				    const struct sroce_pkt *pkt)
 {
-	sroce_rx_drop(to_sdev(qp->ibqp.device), reason, qp->ibqp.qp_num,
+	sroce_rx_drop(to_sdev(qp->ibqp.device), qp, reason, qp->ibqp.qp_num,
 		      pkt->psn, pkt->opcode);
 }
 

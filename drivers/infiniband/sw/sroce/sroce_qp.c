@@ -175,7 +175,7 @@ void sroce_qp_bad_ring(struct sroce_qp *qp)
 {
 	lockdep_assert(lockdep_is_held(&qp->req_lock) ||
 		       lockdep_is_held(&qp->resp_lock));
-	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_BAD_WQE);
+	sroce_qp_count(qp, SROCE_CNT_BAD_WQE);
 	sroce_qp_set_error(qp);
 	sroce_qp_event(qp, IB_EVENT_QP_FATAL);
 }
@@ -234,6 +234,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 				     cap->max_inline_data);
 	rq_wqe_size = sroce_wqe_size(sizeof(struct sroce_recv_wqe),
 				     max_t(u32, cap->max_recv_sge, 1), 0);
+	qp->counters = sdev->counters;
 	err = sroce_tx_credit_init(qp);
 	if (err)
 		return err;
@@ -659,7 +660,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EOPNOTSUPP;
 	}
-	sroce_count(to_sdev(ibqp->device), SROCE_CNT_SQ_DOORBELL);
+	sroce_qp_count(qp, SROCE_CNT_SQ_DOORBELL);
 	trace_sroce_doorbell(ibqp, true);
 	sroce_qp_sq_doorbell(qp);
 	return 0;

@@ -208,6 +208,7 @@ struct sroce_tx_credit {
  * @rq: receive ring (user or kernel consumer produces)
  * @path: packet addressing, set on the way to RTR
  * @credit: its packets queued below it (transmit backpressure)
+ * @counters: the counter set its events go to (sroce_qp_count())
  * @mtu: path MTU in bytes
  * @dead: being destroyed: arm no timer, queue no work
  * @req_lock: requester and completer state
@@ -239,6 +240,7 @@ struct sroce_qp {
 	struct sroce_ring rq;
 	struct sroce_path path;
 	struct sroce_tx_credit *credit;
+	struct sroce_pcpu_counters __percpu *counters;
 	u32 mtu;
 	bool dead;
 	spinlock_t req_lock;	/* requester */
@@ -287,6 +289,18 @@ struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn);
 static inline enum ib_qp_state sroce_qp_state(struct sroce_qp *qp)
 {
 	return READ_ONCE(qp->state);
+}
+
+/*
+ * Count an event of @qp: on the device, or on the rdma counter the QP is
+ * bound to (sroce_counters.c). The RCU read side keeps a set being
+ * unbound alive until the increment is done.
+ */
+static inline void sroce_qp_count(struct sroce_qp *qp, enum sroce_counter c)
+{
+	rcu_read_lock();
+	this_cpu_inc(READ_ONCE(qp->counters)->cnt[c]);
+	rcu_read_unlock();
 }
 
 /* PSNs a SEND or WRITE takes, or a READ's responses: one per path MTU. */

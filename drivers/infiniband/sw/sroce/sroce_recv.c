@@ -18,6 +18,7 @@
 /**
  * sroce_rx_drop() - count and trace a received packet that is dropped.
  * @sdev: the receiving device
+ * @qp: the queue pair that drops it, whose counters count it; or NULL
  * @reason: the counter it goes to, SROCE_CNT_RX_DROP_* or _RX_OUT_OF_SEQ
  * @qpn: destination queue pair from its BTH (0 when it had none)
  * @psn: its PSN
@@ -26,10 +27,13 @@
  * The one place where drops are counted, so that the sroce_rx_drop trace
  * event sees every one. The caller frees the packet.
  */
-void sroce_rx_drop(struct sroce_dev *sdev, enum sroce_counter reason,
-		   u32 qpn, u32 psn, u8 opcode)
+void sroce_rx_drop(struct sroce_dev *sdev, struct sroce_qp *qp,
+		   enum sroce_counter reason, u32 qpn, u32 psn, u8 opcode)
 {
-	sroce_count(sdev, reason);
+	if (qp)
+		sroce_qp_count(qp, reason);
+	else
+		sroce_count(sdev, reason);
 	trace_sroce_rx_drop(&sdev->ibdev, sroce_counter_name(reason), qpn,
 			    psn, opcode);
 }
@@ -125,7 +129,7 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 			sroce_count(sdev, SROCE_CNT_RX_QP_PACKETS);
 			sroce_mcast_rcv(sdev, &pkt);
 		} else {
-			sroce_rx_drop(sdev, SROCE_CNT_RX_DROP_NO_QP, dqpn,
+			sroce_rx_drop(sdev, NULL, SROCE_CNT_RX_DROP_NO_QP, dqpn,
 				      pkt.psn, pkt.opcode);
 		}
 		goto out;
@@ -133,7 +137,7 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 	qp = sroce_qp_lookup_rcu(sdev, dqpn);
 	if (qp && transport == SROCE_TRANSPORT_UD &&
 	    (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)) {
-		sroce_count(sdev, SROCE_CNT_RX_QP_PACKETS);
+		sroce_qp_count(qp, SROCE_CNT_RX_QP_PACKETS);
 		sroce_ud_rcv(qp, &pkt);
 		goto out;
 	}
@@ -142,7 +146,7 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 	       qp->ibqp.qp_type == IB_QPT_RC) ||
 	      (transport == SROCE_TRANSPORT_UC &&
 	       qp->ibqp.qp_type == IB_QPT_UC))) {
-		sroce_rx_drop(sdev, SROCE_CNT_RX_DROP_NO_QP, dqpn, pkt.psn,
+		sroce_rx_drop(sdev, NULL, SROCE_CNT_RX_DROP_NO_QP, dqpn, pkt.psn,
 			      pkt.opcode);
 		goto out;
 	}
@@ -152,7 +156,7 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_WRONG_PEER, &pkt);
 		goto out;
 	}
-	sroce_count(sdev, SROCE_CNT_RX_QP_PACKETS);
+	sroce_qp_count(qp, SROCE_CNT_RX_QP_PACKETS);
 	if (sroce_opcode_is_response(pkt.opcode & SROCE_OP_MASK))
 		sroce_comp_rcv(qp, &pkt);
 	else
@@ -234,12 +238,12 @@ drop:
 	if (have_bth) {
 		/* Again: a failed pull may have moved skb->data. */
 		bth = (const struct sroce_bth *)(skb->data + bth_off);
-		sroce_rx_drop(sdev, drop,
+		sroce_rx_drop(sdev, NULL, drop,
 			      be32_to_cpu(bth->qpn) & SROCE_BTH_QPN_MASK,
 			      be32_to_cpu(bth->apsn) & SROCE_BTH_PSN_MASK,
 			      bth->opcode);
 	} else {
-		sroce_rx_drop(sdev, drop, 0, 0, 0);
+		sroce_rx_drop(sdev, NULL, drop, 0, 0, 0);
 	}
 	kfree_skb(skb);
 }
@@ -305,6 +309,6 @@ void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb)
 
 malformed:
 	sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
-	sroce_rx_drop(sdev, SROCE_CNT_RX_DROP_MALFORMED, 0, 0, 0);
+	sroce_rx_drop(sdev, NULL, SROCE_CNT_RX_DROP_MALFORMED, 0, 0, 0);
 	kfree_skb(skb);
 }

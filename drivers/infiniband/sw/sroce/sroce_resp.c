@@ -17,11 +17,6 @@
 #include "sroce_hdr.h"
 #include "sroce_trace.h"
 
-static struct sroce_dev *sroce_qp_dev(struct sroce_qp *qp)
-{
-	return to_sdev(qp->ibqp.device);
-}
-
 /* An AETH with @syn and the responder's current MSN. */
 static __be32 sroce_resp_aeth_value(struct sroce_qp *qp, u8 syn)
 {
@@ -39,7 +34,7 @@ static void sroce_resp_send_aeth(struct sroce_qp *qp, u8 syn, u32 psn)
 			     psn, false, false, SROCE_AETH_BYTES, 0, &ext,
 			     &payload);
 	if (!skb) {
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_TX_DROP);
+		sroce_qp_count(qp, SROCE_CNT_TX_DROP);
 		return;
 	}
 	aeth = sroce_resp_aeth_value(qp, syn);
@@ -147,7 +142,7 @@ static void sroce_resp_nak(struct sroce_qp *qp, u8 code,
 		return;
 	}
 	if (qp->ibqp.qp_type != IB_QPT_UC) {
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_NAK_SENT);
+		sroce_qp_count(qp, SROCE_CNT_NAK_SENT);
 		sroce_resp_send_aeth(qp, SROCE_AETH_NAK | code, psn);
 	}
 	/* A receive WQE the message was filling completes in error too. */
@@ -160,7 +155,7 @@ static void sroce_resp_nak(struct sroce_qp *qp, u8 code,
 
 static void sroce_resp_rnr(struct sroce_qp *qp, u32 psn)
 {
-	sroce_count(sroce_qp_dev(qp), SROCE_CNT_RNR_NAK_SENT);
+	sroce_qp_count(qp, SROCE_CNT_RNR_NAK_SENT);
 	sroce_resp_aeth(qp, SROCE_AETH_RNR_NAK |
 			(qp->attr.min_rnr_timer & SROCE_AETH_VAL_MASK), psn);
 }
@@ -208,7 +203,7 @@ static bool sroce_resp_uc_in_order(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		      op == SROCE_OP_WRITE_ONLY_IMM;
 
 	if (pkt->psn != resp->epsn) {
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_OUT_OF_SEQ);
+		sroce_qp_count(qp, SROCE_CNT_RX_OUT_OF_SEQ);
 		sroce_resp_uc_drop_msg(resp);
 		resp->epsn = pkt->psn;
 	}
@@ -414,7 +409,7 @@ again:
 	skb = sroce_tx_alloc(qp, SROCE_TRANSPORT_RC | op, r->psn, false, false,
 			     ext_len, plen, &ext, zcopy ? NULL : &payload);
 	if (!skb) {
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_TX_DROP);
+		sroce_qp_count(qp, SROCE_CNT_TX_DROP);
 		return false;
 	}
 	/* After the allocation: an FRMR access spans only the copy. */
@@ -435,7 +430,7 @@ again:
 		if (err) {
 			kfree_skb(skb);
 			if (err == -ENOMEM) {
-				sroce_count(sroce_qp_dev(qp), SROCE_CNT_TX_DROP);
+				sroce_qp_count(qp, SROCE_CNT_TX_DROP);
 				return false;
 			}
 			/* Pages that cannot be referenced: copy them. */
@@ -813,7 +808,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 					 pkt);
 			return;
 		}
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DUPLICATE);
+		sroce_qp_count(qp, SROCE_CNT_RX_DUPLICATE);
 		sroce_resp_drop_replies_from(resp, pkt->psn);
 		if (op == SROCE_OP_READ_REQUEST) {
 			sroce_resp_read(qp, pkt);
@@ -833,7 +828,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		 * and the requester waits for one. ACK whatever the AckReq
 		 * bit says (C9-105, as rxe does).
 		 */
-		sroce_count(sroce_qp_dev(qp), SROCE_CNT_RX_DUPLICATE);
+		sroce_qp_count(qp, SROCE_CNT_RX_DUPLICATE);
 		sroce_resp_ack(qp, (resp->epsn - 1) & SROCE_PSN_MASK);
 		break;
 	}

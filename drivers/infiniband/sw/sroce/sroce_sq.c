@@ -177,7 +177,7 @@ bool sroce_sq_fetch(struct sroce_qp *qp)
 	memcpy(w, src, sizeof(*w));
 	st->status = sroce_sq_check(qp, w, src, &len);
 	if (st->status != IB_WC_SUCCESS) {
-		sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_BAD_WQE);
+		sroce_qp_count(qp, SROCE_CNT_BAD_WQE);
 		len = 0;
 	}
 	st->length = len;

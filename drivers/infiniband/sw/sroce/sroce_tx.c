@@ -240,15 +240,16 @@ int sroce_tx_end_frags(struct sk_buff *skb)
 
 /**
  * sroce_tx_send_to() - finish a packet from sroce_tx_alloc_to(), send it.
- * @sdev: the sending device
+ * @qp: the sending queue pair, whose counters count it
  * @p: the path the packet was built for
  * @skb: the packet; consumed
  *
  * Context: BH disabled or softirq.
  */
-void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
+void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 		      struct sk_buff *skb)
 {
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	unsigned int bth_off = skb_transport_offset(skb) +
 			       sizeof(struct udphdr);
 	unsigned int icrc_off = skb->len - SROCE_ICRC_BYTES;
@@ -272,17 +273,16 @@ void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
 			      skb->len - skb_transport_offset(skb));
 
 	if (p->loopback) {
-		sroce_lo_queue(sdev, skb);
+		sroce_qp_count(qp, sroce_lo_queue(sdev, skb) ?
+			       SROCE_CNT_TX_PACKETS : SROCE_CNT_TX_DROP);
 		return;
 	}
 	/* A group with members here: they get a copy, the wire the rest. */
 	if (p->mcast && sroce_mcast_has(sdev, (const union ib_gid *)&p->daddr)) {
 		struct sk_buff *copy = skb_copy(skb, GFP_ATOMIC);
 
-		if (copy)
-			sroce_lo_queue(sdev, copy);
-		else
-			sroce_count(sdev, SROCE_CNT_TX_DROP);
+		sroce_qp_count(qp, copy && sroce_lo_queue(sdev, copy) ?
+			       SROCE_CNT_TX_PACKETS : SROCE_CNT_TX_DROP);
 	}
 	eth = skb_push(skb, ETH_HLEN);
 	skb_reset_mac_header(skb);
@@ -292,8 +292,6 @@ void sroce_tx_send_to(struct sroce_dev *sdev, const struct sroce_path *p,
 	skb->dev = ndev;
 
 	ret = dev_queue_xmit(skb);
-	if (ret == NET_XMIT_SUCCESS || ret == NET_XMIT_CN)
-		sroce_count(sdev, SROCE_CNT_TX_PACKETS);
-	else
-		sroce_count(sdev, SROCE_CNT_TX_DROP);
+	sroce_qp_count(qp, ret == NET_XMIT_SUCCESS || ret == NET_XMIT_CN ?
+		       SROCE_CNT_TX_PACKETS : SROCE_CNT_TX_DROP);
 }

@@ -137,8 +137,7 @@ bool sroce_tx_may_send(struct sroce_qp *qp, int who)
 				queue_work_on(last, sroce_data_wq,
 					      who == SROCE_TX_PAUSED_REQ ?
 					      &qp->req_work : &qp->resp_work);
-			sroce_count(to_sdev(qp->ibqp.device),
-				    SROCE_CNT_TX_CPU_HANDOFF);
+			sroce_qp_count(qp, SROCE_CNT_TX_CPU_HANDOFF);
 			return false;
 		}
 	}
@@ -151,7 +150,7 @@ bool sroce_tx_may_send(struct sroce_qp *qp, int who)
 	smp_mb__after_atomic();
 	if (atomic_read(&c->held) <= SROCE_TX_INFLIGHT_HIGH)
 		return true;	/* drained meanwhile; a spurious resume is harmless */
-	sroce_count(to_sdev(qp->ibqp.device), SROCE_CNT_TX_PAUSE);
+	sroce_qp_count(qp, SROCE_CNT_TX_PAUSE);
 	return false;
 }
 

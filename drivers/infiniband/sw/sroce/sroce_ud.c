@@ -76,7 +76,7 @@ static int sroce_ud_send_one(struct sroce_qp *qp, struct sroce_send_wqe *w,
 		return IB_WC_LOC_PROT_ERR;
 	}
 	sroce_tx_charge(qp, skb);
-	sroce_tx_send_to(sdev, &path, skb);
+	sroce_tx_send_to(qp, &path, skb);
 	qp->req.psn = (qp->req.psn + 1) & SROCE_PSN_MASK;
 	return IB_WC_SUCCESS;
 }
