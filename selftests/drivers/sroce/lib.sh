@@ -226,18 +226,24 @@ sr_alive() {
 	[ "${stat%% *}" != Z ]
 }
 
-# sr_kill_tool PID...: SIGKILL each PID's children and then the PID,
-# and wait (10 s at most) until the children are gone. PIDs are the
-# "timeout"/"ip netns exec" wrappers a test starts tools under: killing
-# only a wrapper would leave the tool itself running. Fails when a
-# child outlives the wait.
+# sr_kill_tool PID...: SIGKILL each PID's children, its process group
+# and the PID, and wait (10 s at most) until the children are gone. PIDs
+# are the "timeout"/"ip netns exec" wrappers a test starts tools under
+# (timeout leads a process group of its own): killing only a wrapper
+# would leave the tool itself running. A process that exited has
+# released its memory and files, so its verbs objects are destroyed.
+# Fails when a child outlives the wait.
 sr_kill_tool() {
 	local p kids=() i alive
+	command -v pgrep >/dev/null || { sr_log "pgrep missing"; return 1; }
 	for p in "$@"; do
 		# shellcheck disable=SC2207
 		kids+=($(pgrep -P "$p"))
 	done
 	[ ${#kids[@]} -gt 0 ] && kill -9 "${kids[@]}" 2>/dev/null
+	for p in "$@"; do
+		kill -9 -- "-$p" 2>/dev/null
+	done
 	kill -9 "$@" 2>/dev/null
 	for ((i = 0; i < 100; i++)); do
 		alive=0

@@ -160,7 +160,7 @@ if sr_wait_listen "$PORT" "$NS" 60; then
 	sr_check "teardown: module loads again" modprobe sroce
 else
 	sr_fail "teardown: the server did not listen"
-	kill -9 "$srv" 2>/dev/null
+	sr_kill_tool "$srv"
 fi
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done

@@ -19,7 +19,10 @@ static const u32 sroce_rnr_usec[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-/* Resend from PSN @psn: go back to the WQE and packet holding it. */
+/*
+ * Resend from PSN @psn, for @cause: go back to the WQE and packet holding
+ * it. A read is asked again from @psn, its first response still missing.
+ */
 static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
 			      enum sroce_retx_cause cause)
 {
@@ -52,7 +55,7 @@ static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
 	req->next = i;
 	req->rd_pending = rd;
 	req->since_ackreq = 0;
-	trace_sroce_retransmit(&qp->ibqp, req->psn, cause);
+	trace_sroce_retransmit(&qp->ibqp, psn, cause);
 }
 
 /* Move the oldest unacknowledged PSN forward: progress resets retries. */

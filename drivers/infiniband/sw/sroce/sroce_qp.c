@@ -90,12 +90,15 @@ static void sroce_qp_err_work(struct work_struct *work)
  */
 void sroce_qp_set_error(struct sroce_qp *qp)
 {
+	enum ib_qp_state old;
+
 	lockdep_assert(lockdep_is_held(&qp->req_lock) ||
 		       lockdep_is_held(&qp->resp_lock));
-	if (sroce_qp_state(qp) == IB_QPS_ERR)
+	/* Atomic: the requester and the responder may race here. */
+	old = xchg(&qp->state, IB_QPS_ERR);
+	if (old == IB_QPS_ERR)
 		return;
-	trace_sroce_qp_state(&qp->ibqp, qp->state, IB_QPS_ERR);
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	trace_sroce_qp_state(&qp->ibqp, old, IB_QPS_ERR);
 	if (!qp->dead)
 		queue_work(sroce_data_wq, &qp->err_work);
 }
@@ -115,6 +118,7 @@ void sroce_qp_set_sq_error(struct sroce_qp *qp)
 	/* Only from RTS: the responder may fail the QP (ERR) meanwhile. */
 	if (cmpxchg(&qp->state, IB_QPS_RTS, IB_QPS_SQE) != IB_QPS_RTS)
 		return;
+	trace_sroce_qp_state(&qp->ibqp, IB_QPS_RTS, IB_QPS_SQE);
 	if (!qp->dead)
 		queue_work(sroce_data_wq, &qp->err_work);
 }

@@ -13,7 +13,7 @@ enum sroce_retx_cause {
 	SROCE_RETX_TIMEOUT,	/* the local ACK timer expired */
 	SROCE_RETX_SEQ_NAK,	/* the responder NAKed a PSN sequence error */
 	SROCE_RETX_READ_GAP,	/* a read response is missing */
-	SROCE_RETX_RNR,		/* an RNR NAK's wait is over */
+	SROCE_RETX_RNR,		/* an RNR NAK (sent again after its wait) */
 };
 
 /* Per send-queue-slot state the requester keeps beside its WQE copy. */

@@ -19,13 +19,15 @@
  * sroce_rx_drop() - count and trace a received packet that is dropped.
  * @sdev: the receiving device
  * @qp: the queue pair that drops it, whose counters count it; or NULL
- * @reason: the counter it goes to, SROCE_CNT_RX_DROP_* or _RX_OUT_OF_SEQ
+ * @reason: the counter it goes to, SROCE_CNT_RX_DROP_*, or _RX_OUT_OF_SEQ
+ *	for an RC request (a UC one is counted there but not dropped)
  * @qpn: destination queue pair from its BTH (0 when it had none)
  * @psn: its PSN
  * @opcode: its BTH opcode
  *
- * The one place where drops are counted, so that the sroce_rx_drop trace
- * event sees every one. The caller frees the packet.
+ * The one place where dropped packets are counted, so that the
+ * sroce_rx_drop trace event sees every one. The caller frees the packet.
+ * Context: softirq or BH disabled.
  */
 void sroce_rx_drop(struct sroce_dev *sdev, struct sroce_qp *qp,
 		   enum sroce_counter reason, u32 qpn, u32 psn, u8 opcode)
@@ -34,8 +36,9 @@ void sroce_rx_drop(struct sroce_dev *sdev, struct sroce_qp *qp,
 		sroce_qp_count(qp, reason);
 	else
 		sroce_count(sdev, reason);
-	trace_sroce_rx_drop(&sdev->ibdev, sroce_counter_name(reason), qpn,
-			    psn, opcode);
+	if (trace_sroce_rx_drop_enabled())
+		trace_sroce_rx_drop(&sdev->ibdev, sroce_counter_name(reason),
+				    qpn, psn, opcode);
 }
 
 /*

@@ -16,6 +16,7 @@
 
 #include <linux/tracepoint.h>
 #include <rdma/ib_verbs.h>
+#include "sroce.h"
 #include "sroce_hdr.h"
 
 #define SROCE_TRACE_REASON_LEN	32
@@ -133,14 +134,15 @@ TRACE_EVENT(sroce_nak_sent,
 			   __entry->qpn = ibqp->qp_num;
 			   __entry->psn = psn;
 			   __entry->syndrome = syndrome;),
-	    TP_printk("dev=%s qpn=%u psn=%u kind=%s code=%s", __entry->dev,
-		      __entry->qpn, __entry->psn,
+	    TP_printk("dev=%s qpn=%u psn=%u kind=%s code=%s value=%u",
+		      __entry->dev, __entry->qpn, __entry->psn,
 		      (__entry->syndrome & SROCE_AETH_KIND_MASK) ==
 		      SROCE_AETH_RNR_NAK ? "rnr" : "nak",
 		      (__entry->syndrome & SROCE_AETH_KIND_MASK) ==
-		      SROCE_AETH_RNR_NAK ? "timer" :
+		      SROCE_AETH_RNR_NAK ? "rnr_timer" :
 		      sroce_show_nak_code(__entry->syndrome &
-					  SROCE_AETH_VAL_MASK))
+					  SROCE_AETH_VAL_MASK),
+		      __entry->syndrome & SROCE_AETH_VAL_MASK)
 );
 
 TRACE_EVENT(sroce_doorbell,
