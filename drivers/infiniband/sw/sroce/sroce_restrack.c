@@ -7,6 +7,8 @@
  * The core offers no hook for PDs and contexts, which keep nothing of
  * sroce's own worth showing.
  */
+#include <net/netlink.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 
 #include "sroce.h"
@@ -17,13 +19,23 @@ struct sroce_res_field {
 	bool hex;
 };
 
-/* Put @n fields; 64-bit only where a value may not fit 32 bits. */
-static int sroce_res_put(struct sk_buff *msg, const struct sroce_res_field *f,
+/*
+ * Put @n fields into the message's driver table, after the @string field
+ * named @string_name if that is set. 64-bit only where a value needs it.
+ */
+static int sroce_res_put(struct sk_buff *msg, const char *string_name,
+			 const char *string, const struct sroce_res_field *f,
 			 int n)
 {
-	int i, err;
+	struct nlattr *table;
+	int i, err = 0;
 
-	for (i = 0; i < n; i++) {
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	if (string_name)
+		err = rdma_nl_put_driver_string(msg, string_name, string);
+	for (i = 0; i < n && !err; i++) {
 		if (f[i].hex)
 			err = rdma_nl_put_driver_u32_hex(msg, f[i].name,
 							 f[i].val);
@@ -31,9 +43,12 @@ static int sroce_res_put(struct sk_buff *msg, const struct sroce_res_field *f,
 			err = rdma_nl_put_driver_u64(msg, f[i].name, f[i].val);
 		else
 			err = rdma_nl_put_driver_u32(msg, f[i].name, f[i].val);
-		if (err)
-			return err;
 	}
+	if (err) {
+		nla_nest_cancel(msg, table);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }
 
@@ -101,7 +116,7 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	/* Packets below it: the credit holds one more while the QP lives. */
 	f[n++] = (struct sroce_res_field){ "tx_inflight",
 				atomic_read(&qp->credit->held) - 1 };
-	return sroce_res_put(msg, f, n);
+	return sroce_res_put(msg, NULL, NULL, f, n);
 }
 
 /**
@@ -131,7 +146,7 @@ int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 				min(prod - cons, cq->ring.num_entries) };
 	f[n++] = (struct sroce_res_field){ "overrun", cq->overrun };
 	spin_unlock_bh(&cq->lock);
-	return sroce_res_put(msg, f, n);
+	return sroce_res_put(msg, NULL, NULL, f, n);
 }
 
 /**
@@ -155,6 +170,5 @@ int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	};
 	const char *kind = mr->dma ? "dma" : mr->frmr ? "fast_reg" : "user";
 
-	return rdma_nl_put_driver_string(msg, "kind", kind) ?:
-	       sroce_res_put(msg, f, ARRAY_SIZE(f));
+	return sroce_res_put(msg, "kind", kind, f, ARRAY_SIZE(f));
 }
