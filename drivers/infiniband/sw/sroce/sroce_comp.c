@@ -55,7 +55,8 @@ static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
 	req->next = i;
 	req->rd_pending = rd;
 	req->since_ackreq = 0;
-	trace_sroce_retransmit(&qp->ibqp, psn, cause);
+	trace_sroce_retransmit(&qp->ibqp, sroce_op_is_rdatomic(w->opcode) ?
+			       sroce_read_next_psn(qp, st) : psn, cause);
 }
 
 /* Move the oldest unacknowledged PSN forward: progress resets retries. */

@@ -96,7 +96,22 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
  */
 struct sroce_counter_set {
 	struct sroce_pcpu_counters __percpu *pcpu;
+	bool unbound;			/* since the last wait for readers */
+	unsigned long unbind_gp;	/* RCU state at the last unbind */
 };
+
+/*
+ * Wait, if a QP was unbound since the last wait, until no CPU can still
+ * count into @set: its figures are final then, and it may be freed.
+ * Context: process, the counter's mutex held by the core.
+ */
+static void sroce_counter_set_settle(struct sroce_counter_set *set)
+{
+	if (set->unbound) {
+		cond_synchronize_rcu(set->unbind_gp);
+		set->unbound = false;
+	}
+}
 
 struct rdma_hw_stats *sroce_counter_alloc_stats(struct rdma_counter *counter)
 {
@@ -150,16 +165,24 @@ int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
  * sroce_counter_unbind_qp() - @ibqp counts on the device again.
  * @ibqp: a bound queue pair
  *
- * Waits until no CPU can still count into the old set, so that what the
- * core reads from it next is final.
+ * Does not wait for CPUs still counting into the old set: the next read
+ * of the set, or its freeing, does (sroce_counter_set_settle()), so that
+ * destroying many QPs of one counter costs no grace period each.
  * Context: process, the counter's mutex held by the core.
  * Return: 0.
  */
 int sroce_counter_unbind_qp(struct ib_qp *ibqp)
 {
-	WRITE_ONCE(to_sqp(ibqp)->counters, to_sdev(ibqp->device)->counters);
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_counter_set *set;
+
+	set = xa_load(&sdev->counter_sets, ibqp->counter->id);
+	WRITE_ONCE(to_sqp(ibqp)->counters, sdev->counters);
 	ibqp->counter = NULL;
-	synchronize_rcu();
+	if (set) {
+		set->unbind_gp = get_state_synchronize_rcu();
+		set->unbound = true;
+	}
 	return 0;
 }
 
@@ -171,6 +194,7 @@ int sroce_counter_update_stats(struct rdma_counter *counter)
 	set = xa_load(&sdev->counter_sets, counter->id);
 	if (!set)
 		return -EINVAL;
+	sroce_counter_set_settle(set);
 	sroce_counters_sum(set->pcpu, counter->stats->value);
 	return 0;
 }
@@ -183,6 +207,7 @@ int sroce_counter_dealloc(struct rdma_counter *counter)
 
 	set = xa_erase(&sdev->counter_sets, counter->id);
 	if (set) {
+		sroce_counter_set_settle(set);
 		free_percpu(set->pcpu);
 		kfree(set);
 	}

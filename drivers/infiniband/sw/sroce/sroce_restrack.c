@@ -115,7 +115,7 @@ int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 
 	/* Packets below it: the credit holds one more while the QP lives. */
 	f[n++] = (struct sroce_res_field){ "tx_inflight",
-				atomic_read(&qp->credit->held) - 1 };
+				max(atomic_read(&qp->credit->held) - 1, 0) };
 	return sroce_res_put(msg, NULL, NULL, f, n);
 }
 
@@ -131,10 +131,12 @@ int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
 	struct sroce_res_field f[5];
+	unsigned long flags;
 	u32 prod, cons;
 	int n = 0;
 
-	spin_lock_bh(&cq->lock);
+	/* Kernel consumers may poll from hard interrupts. */
+	spin_lock_irqsave(&cq->lock, flags);
 	prod = cq->prod;
 	cons = READ_ONCE(cq->ring.hdr->cons);
 	f[n++] = (struct sroce_res_field){ "ring_entries",
@@ -145,7 +147,7 @@ int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 	f[n++] = (struct sroce_res_field){ "fill",
 				min(prod - cons, cq->ring.num_entries) };
 	f[n++] = (struct sroce_res_field){ "overrun", cq->overrun };
-	spin_unlock_bh(&cq->lock);
+	spin_unlock_irqrestore(&cq->lock, flags);
 	return sroce_res_put(msg, NULL, NULL, f, n);
 }
 
