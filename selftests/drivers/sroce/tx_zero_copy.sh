@@ -34,7 +34,7 @@ backlog() {
 # VICTIM side (client here, or server in $NS) while the packets it sent
 # from its own pages are still held.
 held() {
-	local what=$1 tool=$2 netns=$3 dev=$4 victim=$5 srv cli i n=0 victim_pid
+	local what=$1 tool=$2 netns=$3 dev=$4 victim=$5 srv cli i n=0 victim_pid t0
 	local nsx=()
 	[ -n "$netns" ] && nsx=(ip netns exec "$netns")
 	if ! "${nsx[@]}" tc qdisc add dev "$dev" root netem delay 300ms \
@@ -67,10 +67,20 @@ held() {
 		sr_kill_tool "$victim_pid"
 	sr_kill_tool "$cli" "$srv"
 	wait "$cli" "$srv" 2>/dev/null
-	for ((i = 0; i < 50; i++)); do
+	# What netem held leaves 300 ms after it came, but a slow machine's
+	# receiver may take seconds for it: bound the wait generously.
+	t0=$(date +%s%N)
+	for ((i = 0; i < 300; i++)); do
 		[ "$(backlog "$netns" "$dev")" = 0 ] && break
 		sleep 0.1
 	done
+	sr_log "$what: backlog after $(( ($(date +%s%N) - t0) / 1000000 )) ms:" \
+		"$(backlog "$netns" "$dev") packets"
+	if [ "$(backlog "$netns" "$dev")" != 0 ]; then
+		"${nsx[@]}" tc -s qdisc show dev "$dev" | sed 's/^/# /'
+		sr_log "tx_roce_packets $(sr_counter "$DA" tx_roce_packets)" \
+			"$(sr_counter "$DB" tx_roce_packets)"
+	fi
 	sr_check "$what: the held packets drained" test "$(backlog "$netns" "$dev")" = 0
 	"${nsx[@]}" tc qdisc del dev "$dev" root
 }
