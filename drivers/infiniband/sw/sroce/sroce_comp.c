@@ -348,6 +348,13 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 		req->rnr_wait = false;
 	} else if (req->una == req->psn) {
 		goto out;
+	} else if (hrtimer_is_queued(timer)) {
+		/*
+		 * Armed again between this expiry and the lock (the callback
+		 * can wait long in ksoftirqd): timer_una is that arming's, so
+		 * only its own expiry may judge progress against it.
+		 */
+		goto out;
 	} else if (req->una != req->timer_una) {
 		/* Progress since the timer was armed: wait once more. */
 		sroce_req_arm_timer(qp);
