@@ -10,9 +10,8 @@
  *   sroce_dev_list_lock (mutex, the module's devices)
  *   RTNL (the netdev notifier; device state and port events)
  *   sroce_qp.lock (mutex: modify and query of one QP)
- *   sroce_lo_shard.drain_lock (BH off; trylock in its tasklet: whoever
- *       delivers looped-back packets takes the QP locks of their
- *       receivers)
+ *   sroce_lo_shard.drain_lock (BH off: whoever delivers looped-back
+ *       packets takes the QP locks of their receivers)
  *   sroce_qp.req_lock (BH off: requester, completer, send queue)
  *     sroce_qp.resp_lock (responder, receive queue; nested inside
  *         req_lock only where both halves change: state, reset, destroy)

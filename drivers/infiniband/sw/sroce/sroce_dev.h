@@ -79,13 +79,13 @@ struct sroce_budget {
  *	in sending order
  * @drain_lock: held by whoever delivers @queue: one drainer at a time
  *	keeps the order, whichever CPU sent the packets
- * @tasklet: delivers @queue when no sender does it itself
+ * @work: delivers @queue when no sender does it itself
  * @sdev: the device
  */
 struct sroce_lo_shard {
 	struct sk_buff_head queue;
 	spinlock_t drain_lock;	/* one drainer of queue */
-	struct tasklet_struct tasklet;
+	struct work_struct work;
 	struct sroce_dev *sdev;
 } ____cacheline_aligned_in_smp;
 

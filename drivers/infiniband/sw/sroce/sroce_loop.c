@@ -10,11 +10,15 @@
  * number, so everything one queue pair receives is in one queue. A queue
  * has one drainer at a time (its drain_lock), which keeps it in order;
  * different queues drain in parallel, so queue pairs spread over as many
- * CPUs as send to them and no device-wide lock is on the path. Sending
- * calls in process context deliver right after sending, waiting for the
- * lock (sroce_lo_drain()); each queue's tasklet, scheduled with every
- * packet, tries the lock and delivers what no such call does, such as
- * packets queued from softirq context.
+ * CPUs as send to them and no device-wide lock is on the path.
+ *
+ * Senders in process context deliver right after sending, waiting for the
+ * lock (sroce_lo_drain()); they say so first (sroce_lo_will_drain()), and
+ * what they queue meanwhile wakes no one. Anything else queued wakes the
+ * queue's work item, on the data path's high-priority workqueue. Not a
+ * tasklet: on kernels before 6.5 softirqs go to ksoftirqd once it is
+ * awake, and ksoftirqd, at normal priority, waits behind the data path's
+ * work items for longer than a retransmission timeout.
  */
 #include "sroce.h"
 #include "sroce_hdr.h"
@@ -31,6 +35,9 @@
 /* Packets one sroce_lo_drain() call delivers, softirqs held off (about). */
 #define SROCE_LO_DRAIN_MAX	(4 * SROCE_LO_BUDGET)
 
+/* This CPU's task will call sroce_lo_drain() before it enables BH. */
+static DEFINE_PER_CPU(bool, sroce_lo_drain_owed);
+
 static struct sroce_lo_shard *sroce_lo_shard_of(struct sroce_dev *sdev,
 						struct sk_buff *skb)
 {
@@ -39,6 +46,18 @@ static struct sroce_lo_shard *sroce_lo_shard_of(struct sroce_dev *sdev,
 	u32 qpn = be32_to_cpu(bth->qpn) & SROCE_BTH_QPN_MASK;
 
 	return &sdev->lo[qpn % SROCE_LO_SHARDS];
+}
+
+/**
+ * sroce_lo_will_drain() - the caller delivers what it loops back itself.
+ *
+ * Packets this task queues until its sroce_lo_drain() wake no work item.
+ * Context: process, BH disabled until that sroce_lo_drain() returns.
+ */
+void sroce_lo_will_drain(void)
+{
+	lockdep_assert_once(in_task() && in_softirq());
+	__this_cpu_write(sroce_lo_drain_owed, true);
 }
 
 /**
@@ -61,7 +80,9 @@ bool sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
 	skb->dev = sdev->ndev;
 	skb->pkt_type = PACKET_HOST;
 	skb_queue_tail(&shard->queue, skb);
-	tasklet_schedule(&shard->tasklet);
+	/* A softirq or hard interrupt may come while a task owes a drain. */
+	if (!in_task() || !__this_cpu_read(sroce_lo_drain_owed))
+		queue_work(sroce_data_wq, &shard->work);
 	return true;
 }
 
@@ -83,43 +104,32 @@ static int sroce_lo_deliver_locked(struct sroce_lo_shard *shard)
 	return n;
 }
 
-/* After dropping a drain_lock: what came meanwhile goes to the tasklet. */
-static void sroce_lo_hand_on(struct sroce_lo_shard *shard)
-{
-	/*
-	 * Either a drainer's trylock sees the lock free, or the holder,
-	 * after unlocking, sees what was queued before it: a full barrier
-	 * on each side, as a failed trylock and an unlock order nothing.
-	 */
-	smp_mb();
-	if (!skb_queue_empty_lockless(&shard->queue))
-		tasklet_schedule(&shard->tasklet);
-}
-
-static void sroce_lo_tasklet(struct tasklet_struct *t)
+/*
+ * One budget of a queue, then the CPU's other data-path items get a turn.
+ * A packet queued after the emptiness check queues the item again: it is
+ * no longer pending once it runs.
+ */
+static void sroce_lo_work(struct work_struct *work)
 {
 	struct sroce_lo_shard *shard =
-		container_of(t, struct sroce_lo_shard, tasklet);
+		container_of(work, struct sroce_lo_shard, work);
 
-	smp_mb();	/* see sroce_lo_hand_on() */
-	if (!spin_trylock(&shard->drain_lock))
-		return;	/* the holder hands on what it leaves */
+	spin_lock_bh(&shard->drain_lock);
 	sroce_lo_deliver_locked(shard);
-	spin_unlock(&shard->drain_lock);
-	sroce_lo_hand_on(shard);
+	spin_unlock_bh(&shard->drain_lock);
+	if (!skb_queue_empty_lockless(&shard->queue))
+		queue_work(sroce_data_wq, &shard->work);
 }
 
 /**
  * sroce_lo_drain() - deliver looped-back packets, from the sender's context.
  * @sdev: the device
  *
- * Senders call this right after sending, so a reply does not wait for
- * softirq processing. It waits for a queue's other drainer rather than
- * leaving the rest to the tasklet, and goes on while packets come (what
- * it delivers produces replies), up to SROCE_LO_DRAIN_MAX: under load a
- * tasklet runs in ksoftirqd, which busy-polling processes of the same
- * priority can hold off for longer than a retransmission timeout. What
- * is left past the limit goes to the tasklets.
+ * Senders call this right after sending, so a reply does not wait for a
+ * work item. It waits for a queue's other drainer, and goes on while
+ * packets come (what it delivers produces replies), up to
+ * SROCE_LO_DRAIN_MAX; what is left past the limit goes to the queues'
+ * work items. Ends what sroce_lo_will_drain() began.
  *
  * Context: process, BH disabled.
  */
@@ -142,16 +152,13 @@ void sroce_lo_drain(struct sroce_dev *sdev)
 		}
 		done += n;
 	} while (n && done < SROCE_LO_DRAIN_MAX);
-	if (bitmap_empty(touched, SROCE_LO_SHARDS))
+	__this_cpu_write(sroce_lo_drain_owed, false);
+	/* Packets queued since, here or elsewhere, woke their queue's item. */
+	if (done < SROCE_LO_DRAIN_MAX)
 		return;
-	/*
-	 * A tasklet that failed its trylock meanwhile left its packets to
-	 * us: whatever is still queued goes back to the tasklets.
-	 */
-	smp_mb();	/* see sroce_lo_hand_on() */
 	for_each_set_bit(i, touched, SROCE_LO_SHARDS)
 		if (!skb_queue_empty_lockless(&sdev->lo[i].queue))
-			tasklet_schedule(&sdev->lo[i].tasklet);
+			queue_work(sroce_data_wq, &sdev->lo[i].work);
 }
 
 void sroce_lo_init(struct sroce_dev *sdev)
@@ -162,7 +169,7 @@ void sroce_lo_init(struct sroce_dev *sdev)
 		shard->sdev = sdev;
 		skb_queue_head_init(&shard->queue);
 		spin_lock_init(&shard->drain_lock);
-		tasklet_setup(&shard->tasklet, sroce_lo_tasklet);
+		INIT_WORK(&shard->work, sroce_lo_work);
 	}
 }
 
@@ -172,7 +179,7 @@ void sroce_lo_exit(struct sroce_dev *sdev)
 	struct sroce_lo_shard *shard;
 
 	for (shard = sdev->lo; shard < sdev->lo + SROCE_LO_SHARDS; shard++) {
-		tasklet_kill(&shard->tasklet);
+		cancel_work_sync(&shard->work);
 		skb_queue_purge(&shard->queue);
 	}
 }

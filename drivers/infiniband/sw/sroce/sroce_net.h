@@ -76,6 +76,7 @@ static inline void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
 /* sroce_loop.c */
 bool sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_lo_init(struct sroce_dev *sdev);
+void sroce_lo_will_drain(void);
 void sroce_lo_drain(struct sroce_dev *sdev);
 void sroce_lo_exit(struct sroce_dev *sdev);
 

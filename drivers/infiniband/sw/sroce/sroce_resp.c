@@ -495,7 +495,10 @@ void sroce_resp_work(struct work_struct *work)
 	bool more;
 
 	do {
-		spin_lock_bh(&qp->resp_lock);
+		local_bh_disable();
+		if (qp->path.loopback)
+			sroce_lo_will_drain();
+		spin_lock(&qp->resp_lock);
 		more = sroce_resp_send_replies(qp, SROCE_TX_BUDGET);
 		spin_unlock(&qp->resp_lock);
 		/* Like a sender's doorbell, deliver what went to this device. */

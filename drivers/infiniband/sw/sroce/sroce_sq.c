@@ -232,7 +232,7 @@ void sroce_sq_progress_bh(struct sroce_qp *qp)
  */
 static bool sroce_sq_kick_passes(struct sroce_qp *qp, int passes)
 {
-	bool more;
+	bool more, loops;
 
 	do {
 		if (signal_pending(current)) {
@@ -240,12 +240,16 @@ static bool sroce_sq_kick_passes(struct sroce_qp *qp, int passes)
 				queue_work(sroce_data_wq, &qp->req_work);
 			return false;
 		}
-		spin_lock_bh(&qp->req_lock);
+		/* Datagrams may go anywhere, this device included. */
+		loops = qp->path.loopback || qp->ibqp.qp_type == IB_QPT_UD ||
+			qp->ibqp.qp_type == IB_QPT_GSI;
+		local_bh_disable();
+		if (loops)
+			sroce_lo_will_drain();
+		spin_lock(&qp->req_lock);
 		more = sroce_sq_progress(qp, SROCE_TX_BUDGET);
 		spin_unlock(&qp->req_lock);
-		/* Datagrams may go anywhere, this device included. */
-		if (qp->path.loopback || qp->ibqp.qp_type == IB_QPT_UD ||
-		    qp->ibqp.qp_type == IB_QPT_GSI)
+		if (loops)
 			sroce_lo_drain(to_sdev(qp->ibqp.device));
 		local_bh_enable();
 		if (more)
