@@ -14,6 +14,7 @@
 #                        (scripts/debug-kernel; about two hours)
 #   make checkpatch      scripts/checkpatch.pl --strict over the sources
 #   make sparse          sparse with endianness checks
+#   make htmldocs        Documentation/ as HTML in build/htmldocs (Sphinx)
 #
 # Kbuild writes objects next to the sources, so each kernel gets its own
 # tree of symlinks under build/<release>/ and the two builds never mix.
@@ -28,7 +29,7 @@ USER_OUT := $(BUILD)/user
 W ?= 1
 
 .PHONY: all tree module modules-all provider selftests run check bench debug-kernel \
-	checkpatch sparse clean
+	checkpatch sparse htmldocs clean
 
 all: module provider selftests
 
@@ -67,6 +68,9 @@ debug-kernel:
 
 checkpatch:
 	scripts/lint checkpatch
+
+htmldocs:
+	scripts/lint docs
 
 sparse: tree
 	$(MAKE) -C $(KDIR) M=$(KBUILD_TREE) C=2 CF="-D__CHECK_ENDIAN__" modules
