@@ -344,16 +344,16 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 	spin_lock_bh(&qp->req_lock);
 	if (qp->dead || sroce_qp_state(qp) != IB_QPS_RTS)
 		goto out;
+	/*
+	 * Armed again while this callback waited for the lock (a sender
+	 * re-arms a timer that is no longer queued, an RNR NAK restarts it):
+	 * timer_una and rnr_wait are that arming's, for its own expiry.
+	 */
+	if (hrtimer_is_queued(timer))
+		goto out;
 	if (req->rnr_wait) {
 		req->rnr_wait = false;
 	} else if (req->una == req->psn) {
-		goto out;
-	} else if (hrtimer_is_queued(timer)) {
-		/*
-		 * Armed again between this expiry and the lock (the callback
-		 * can wait long in ksoftirqd): timer_una is that arming's, so
-		 * only its own expiry may judge progress against it.
-		 */
 		goto out;
 	} else if (req->una != req->timer_una) {
 		/* Progress since the timer was armed: wait once more. */

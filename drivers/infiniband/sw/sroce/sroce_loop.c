@@ -16,9 +16,10 @@
  * lock (sroce_lo_drain()); they say so first (sroce_lo_will_drain()), and
  * what they queue meanwhile wakes no one. Anything else queued wakes the
  * queue's work item, on the data path's high-priority workqueue. Not a
- * tasklet: on kernels before 6.5 softirqs go to ksoftirqd once it is
- * awake, and ksoftirqd, at normal priority, waits behind the data path's
- * work items for longer than a retransmission timeout.
+ * tasklet: one raised from softirq work that ksoftirqd runs (a timer's),
+ * or past __do_softirq()'s restart limits, runs in ksoftirqd, which at
+ * normal priority waits behind busy work items of the data path, on 6.1
+ * for longer than a retransmission timeout.
  */
 #include "sroce.h"
 #include "sroce_hdr.h"
@@ -135,10 +136,8 @@ static void sroce_lo_work(struct work_struct *work)
  */
 void sroce_lo_drain(struct sroce_dev *sdev)
 {
-	DECLARE_BITMAP(touched, SROCE_LO_SHARDS);
 	int done = 0, i, n;
 
-	bitmap_zero(touched, SROCE_LO_SHARDS);
 	do {
 		n = 0;
 		for (i = 0; i < SROCE_LO_SHARDS && done + n < SROCE_LO_DRAIN_MAX;
@@ -148,15 +147,18 @@ void sroce_lo_drain(struct sroce_dev *sdev)
 			spin_lock(&sdev->lo[i].drain_lock);
 			n += sroce_lo_deliver_locked(&sdev->lo[i]);
 			spin_unlock(&sdev->lo[i].drain_lock);
-			__set_bit(i, touched);
 		}
 		done += n;
 	} while (n && done < SROCE_LO_DRAIN_MAX);
 	__this_cpu_write(sroce_lo_drain_owed, false);
-	/* Packets queued since, here or elsewhere, woke their queue's item. */
+	/*
+	 * A last pass that delivered nothing produced nothing, and packets
+	 * queued since woke their queue's item. Stopped at the limit, any
+	 * queue may hold what this call's deliveries sent without a wakeup.
+	 */
 	if (done < SROCE_LO_DRAIN_MAX)
 		return;
-	for_each_set_bit(i, touched, SROCE_LO_SHARDS)
+	for (i = 0; i < SROCE_LO_SHARDS; i++)
 		if (!skb_queue_empty_lockless(&sdev->lo[i].queue))
 			queue_work(sroce_data_wq, &sdev->lo[i].work);
 }

@@ -492,17 +492,19 @@ void sroce_resp_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, resp_work);
 	int passes = SROCE_WORK_PASSES;
-	bool more;
+	bool more, loops;
 
 	do {
+		/* Once: a path being set may change it (INIT to RTR). */
+		loops = READ_ONCE(qp->path.loopback);
 		local_bh_disable();
-		if (qp->path.loopback)
+		if (loops)
 			sroce_lo_will_drain();
 		spin_lock(&qp->resp_lock);
 		more = sroce_resp_send_replies(qp, SROCE_TX_BUDGET);
 		spin_unlock(&qp->resp_lock);
 		/* Like a sender's doorbell, deliver what went to this device. */
-		if (qp->path.loopback)
+		if (loops)
 			sroce_lo_drain(to_sdev(qp->ibqp.device));
 		local_bh_enable();
 		if (more)

@@ -241,7 +241,8 @@ static bool sroce_sq_kick_passes(struct sroce_qp *qp, int passes)
 			return false;
 		}
 		/* Datagrams may go anywhere, this device included. */
-		loops = qp->path.loopback || qp->ibqp.qp_type == IB_QPT_UD ||
+		loops = READ_ONCE(qp->path.loopback) ||
+			qp->ibqp.qp_type == IB_QPT_UD ||
 			qp->ibqp.qp_type == IB_QPT_GSI;
 		local_bh_disable();
 		if (loops)
