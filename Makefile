@@ -15,6 +15,8 @@
 #   make checkpatch      scripts/checkpatch.pl --strict over the sources
 #   make sparse          sparse with endianness checks
 #   make htmldocs        Documentation/ as HTML in build/htmldocs (Sphinx)
+#   make deb             Debian packages sroce-dkms and ibverbs-provider-sroce
+#                        in build/deb (dpkg-buildpackage, lintian-checked)
 #
 # Kbuild writes objects next to the sources, so each kernel gets its own
 # tree of symlinks under build/<release>/ and the two builds never mix.
@@ -29,7 +31,7 @@ USER_OUT := $(BUILD)/user
 W ?= 1
 
 .PHONY: all tree module modules-all provider selftests run check bench debug-kernel \
-	checkpatch sparse htmldocs clean
+	checkpatch sparse htmldocs deb clean
 
 all: module provider selftests
 
@@ -71,6 +73,9 @@ checkpatch:
 
 htmldocs:
 	scripts/lint docs
+
+deb:
+	scripts/deb
 
 sparse: tree
 	$(MAKE) -C $(KDIR) M=$(KBUILD_TREE) C=2 CF="-D__CHECK_ENDIAN__" modules
