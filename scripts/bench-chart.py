@@ -1,216 +1,343 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Draw the benchmark's ratio chart as a PNG, with the standard library only.
+"""Draw the benchmark's results as one PNG of panels, with matplotlib.
 
 usage: scripts/bench-chart.py RESULTS.csv OUT.png [TITLE]
 
-RESULTS.csv is what scripts/bench writes (columns test, size, mtu, ...,
-ratio). One group of bars per test, one bar per size and path MTU, its
-height the ratio (above the line at 1.0, sroce is better); a run without a
-ratio (a failed run on either device) is drawn as a grey X on the axis.
-Text uses a small built-in 5x7 bitmap font (upper case, digits, a few signs).
+RESULTS.csv is what scripts/bench writes. Every panel shows absolute
+figures of sroce, rdma_rxe and, where the row has one, the reference (TCP
+or memcpy), each bar or point labelled with its value:
+  - bandwidth against message size, one panel per perftest test (write_bw,
+    read_bw, send_bw, send_bw_ud), a line per device and path MTU;
+  - latency, one panel per test: t_typical of both devices and sroce's
+    99th percentile, per size and MTU;
+  - the speed rows: 1 MiB over the netns veth against TCP with memcpy as
+    the ceiling, CPU seconds per GB, 64 KiB writes over 1, 8 and 64 QPs,
+    latency under load;
+  - the loss sweep: goodput and retransmissions against the loss rate,
+    sroce against TCP;
+  - whatever else the CSV holds (NVMe-oF, UCX, MPI, qperf, NFS), one
+    panel per unit.
+Panels without data are left out, so --quick and --only runs draw too.
 """
 
 import csv
 import math
-import struct
+import re
 import sys
-import zlib
 
-# 5x7 glyphs: seven rows of five bits each, as hex digit pairs.
-FONT = {
-    "0": "0e11131519110e", "1": "040c040404040e", "2": "0e11010204081f",
-    "3": "1f02040201110e", "4": "02060a121f0202", "5": "1f101e0101110e",
-    "6": "0608101e11110e", "7": "1f010204080808", "8": "0e11110e11110e",
-    "9": "0e11110f01020c", "A": "0e1111111f1111", "B": "1e11111e11111e",
-    "C": "0e11101010110e", "D": "1c12111111121c", "E": "1f10101e10101f",
-    "F": "1f10101e101010", "G": "0e11101711110f", "H": "1111111f111111",
-    "I": "0e04040404040e", "J": "0702020202120c", "K": "11121418141211",
-    "L": "1010101010101f", "M": "111b1515111111", "N": "11111915131111",
-    "O": "0e11111111110e", "P": "1e11111e101010", "Q": "0e11111115120d",
-    "R": "1e11111e141211", "S": "0f10100e01011e", "T": "1f040404040404",
-    "U": "1111111111110e", "V": "11111111110a04", "W": "1111111515150a",
-    "X": "11110a040a1111", "Y": "1111110a040404", "Z": "1f01020408101f",
-    ".": "00000000000c0c", ",": "000000000c0408", "-": "0000001f000000",
-    "_": "0000000000001f", "/": "00010204081000", ":": "000c0c000c0c00",
-    "=": "00001f001f0000", ">": "08040201020408", "<": "02040810080402",
-    "(": "02040808080402", ")": "08040202020408", "+": "0004041f040400",
-    " ": "00000000000000",
-}
+import matplotlib
 
-WHITE = (255, 255, 255)
-BLACK = (0, 0, 0)
-GREY = (150, 150, 150)
-LIGHT = (225, 225, 225)
-RED = (200, 30, 30)
-MTU_COLOURS = [(60, 110, 180), (240, 140, 30), (90, 170, 90), (150, 90, 170)]
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402 (the backend comes first)
+
+SROCE = "#1f5fa8"
+RXE = "#e07b1a"
+REF = "#4a9a4a"
+MTU_MARKERS = {"1024": "o", "4096": "s"}
+BW_TESTS = ["write_bw", "read_bw", "send_bw", "send_bw_ud"]
+LAT_TESTS = ["write_lat", "read_lat", "send_lat", "send_lat_ud"]
 
 
-class Canvas:
-    """An RGB raster with the few drawing primitives the chart needs."""
-
-    def __init__(self, width, height):
-        self.w, self.h = width, height
-        self.px = bytearray(WHITE * (width * height))
-
-    def rect(self, x0, y0, x1, y1, colour):
-        """Fill [x0, x1) x [y0, y1), clipped to the canvas."""
-        x0, x1 = max(0, min(x0, x1)), min(self.w, max(x0, x1))
-        y0, y1 = max(0, min(y0, y1)), min(self.h, max(y0, y1))
-        if x0 >= x1:
-            return
-        row = bytes(colour) * (x1 - x0)
-        for y in range(y0, y1):
-            i = (y * self.w + x0) * 3
-            self.px[i:i + len(row)] = row
-
-    def dot(self, x, y, colour):
-        self.rect(x, y, x + 1, y + 1, colour)
-
-    def text(self, x, y, s, colour=BLACK, scale=1):
-        """Draw s with its top left corner at (x, y)."""
-        for ch in s.upper():
-            rows = FONT.get(ch, FONT["-"])
-            for r in range(7):
-                bits = int(rows[2 * r:2 * r + 2], 16)
-                for c in range(5):
-                    if bits & (0x10 >> c):
-                        self.rect(x + c * scale, y + r * scale,
-                                  x + (c + 1) * scale, y + (r + 1) * scale,
-                                  colour)
-            x += 6 * scale
-
-    def png(self):
-        raw = b"".join(b"\0" + bytes(self.px[y * self.w * 3:(y + 1) * self.w * 3])
-                       for y in range(self.h))
-
-        def chunk(kind, data):
-            return (struct.pack(">I", len(data)) + kind + data +
-                    struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))
-        return (b"\x89PNG\r\n\x1a\n" +
-                chunk(b"IHDR", struct.pack(">IIBBBBB", self.w, self.h, 8, 2, 0, 0, 0)) +
-                chunk(b"IDAT", zlib.compress(raw, 9)) +
-                chunk(b"IEND", b""))
+def num(text):
+    """The float in a CSV cell, or None."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
 
 
-def text_width(s, scale=1):
-    return len(s) * 6 * scale - scale
+def note_value(notes, key):
+    """KEY=N from a notes cell ("oos=0 dup=3; p99=20.5"), or None."""
+    m = re.search(r"(?:^|[ ;])" + re.escape(key) + r"=([0-9.]+)", notes or "")
+    return float(m.group(1)) if m else None
 
 
 def human(size):
-    n = int(size)
-    for unit, div in (("M", 1 << 20), ("K", 1 << 10)):
-        if n >= div and n % div == 0:
-            return f"{n // div}{unit}"
-    return str(n)
+    """A byte count as 64, 4K, 1M."""
+    size = int(size)
+    if size >= 1 << 20 and size % (1 << 20) == 0:
+        return "%dM" % (size >> 20)
+    if size >= 1024 and size % 1024 == 0:
+        return "%dK" % (size >> 10)
+    return str(size)
+
+
+def fmt(v):
+    """A figure short enough to print over a bar."""
+    if v is None:
+        return ""
+    if v == int(v):
+        return "%d" % v
+    if v >= 100:
+        return "%.0f" % v
+    if v >= 10:
+        return "%.1f" % v
+    return "%.2f" % v
 
 
 def load(path):
-    """Groups of bars: [(test, [(size, mtu, ratio or None), ...]), ...]."""
-    groups = []
+    rows = []
     with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            # Rows with no rxe counterpart (memcpy, TCP over a netns) have
-            # no ratio to draw; the table shows them.
-            if row.get("rxe_status") in ("n/a", "") and not row.get("ratio"):
+        for r in csv.DictReader(f):
+            rows.append({
+                "test": r["test"], "size": r["size"], "mtu": r["mtu"],
+                "metric": r["metric"], "sroce": num(r.get("sroce")),
+                "rxe": num(r.get("rxe")), "ref": num(r.get("ref")),
+                "notes": r.get("sroce_notes", ""),
+                "ref_notes": r.get("ref_notes", ""),
+            })
+    return rows
+
+
+def label_bars(ax, bars, values):
+    for b, v in zip(bars, values):
+        if v is not None:
+            ax.annotate(fmt(v), (b.get_x() + b.get_width() / 2, b.get_height()),
+                        xytext=(0, 2), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=7, rotation=90)
+
+
+def grouped_bars(ax, groups, series, unit):
+    """groups: x labels; series: [(name, colour, [value or None per group])]."""
+    n = len(series)
+    width = 0.8 / n
+    top = 0.0
+    for i, (name, colour, values) in enumerate(series):
+        xs = [g + (i - (n - 1) / 2) * width for g in range(len(groups))]
+        hs = [v if v is not None else 0 for v in values]
+        bars = ax.bar(xs, hs, width, label=name, color=colour,
+                      edgecolor="white", linewidth=0.5)
+        label_bars(ax, bars, values)
+        top = max([top] + hs)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, fontsize=8)
+    ax.set_ylabel(unit)
+    # Room above the tallest bar for its rotated label.
+    ax.set_ylim(0, top * 1.3 if top > 0 else 1)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+
+
+def panel_bw(ax, test, rows):
+    sizes = sorted({int(r["size"]) for r in rows})
+    for mtu in sorted({r["mtu"] for r in rows}):
+        for dev, colour, style in (("sroce", SROCE, "-"), ("rxe", RXE, "--")):
+            pts = [(int(r["size"]), r[dev]) for r in rows
+                   if r["mtu"] == mtu and r[dev] is not None]
+            if not pts:
                 continue
-            ratio = float(row["ratio"]) if row.get("ratio") else None
-            if not groups or groups[-1][0] != row["test"]:
-                groups.append((row["test"], []))
-            groups[-1][1].append((row["size"], row["mtu"], ratio))
-    return groups
+            pts.sort()
+            xs, ys = zip(*pts)
+            ax.plot(xs, ys, style, color=colour,
+                    marker=MTU_MARKERS.get(mtu, "^"),
+                    label="%s, MTU %s" % (dev, mtu))
+            for x, y in pts:
+                ax.annotate(fmt(y), (x, y), xytext=(4, -3 if dev == "rxe" else 3),
+                            textcoords="offset points", fontsize=7,
+                            color=colour)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([human(s) for s in sizes])
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("MB/s")
+    ax.set_title("%s: bandwidth (loopback)" % test)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
 
 
-def y_scale(groups):
-    """The top of the axis and the tick step."""
-    top = max([r for _, bars in groups for _, _, r in bars if r is not None],
-              default=1.0)
-    top = min(max(2.0, top * 1.1), 20.0)
-    step = next(s for s in (0.25, 0.5, 1.0, 2.0, 5.0) if top / s <= 8)
-    return math.ceil(top / step) * step, step
+def panel_lat(ax, test, rows):
+    rows = sorted(rows, key=lambda r: (int(r["size"]), r["mtu"]))
+    groups = ["%s / %s" % (human(r["size"]), r["mtu"]) for r in rows]
+    grouped_bars(ax, groups, [
+        ("sroce typical", SROCE, [r["sroce"] for r in rows]),
+        ("sroce p99", "#7fa7d6", [note_value(r["notes"], "p99") for r in rows]),
+        ("rxe typical", RXE, [r["rxe"] for r in rows]),
+    ], "usec")
+    ax.set_xlabel("message size / path MTU")
+    ax.set_title("%s: latency (loopback, lower is better)" % test)
 
 
-def draw(groups, title):
-    mtus = sorted({m for _, bars in groups for _, m, _ in bars}, key=int)
-    colour = {m: MTU_COLOURS[i % len(MTU_COLOURS)] for i, m in enumerate(mtus)}
-    bar, size_gap, group_gap = 14, 8, 28
-    left, right, top_m, bottom_m = 56, 20, 56, 48
-
-    # Bars (x, mtu, ratio) and groups (test, x0, x1, size spans).
-    x = left + group_gap // 2
-    placed, spans_of = [], []
-    for test, bars in groups:
-        gx0, spans = x, []
-        for size, mtu, ratio in bars:
-            if spans and spans[-1][0] != size:
-                x += size_gap
-            if not spans or spans[-1][0] != size:
-                spans.append([size, x, x])
-            placed.append((x, mtu, ratio))
-            x += bar
-            spans[-1][2] = x
-        spans_of.append((test, gx0, x, spans))
-        x += group_gap
-    width = max(x - group_gap // 2 + right, left + text_width(title, 2) + right)
-    height = 380
-    c = Canvas(width, height)
-    y0, y1 = height - bottom_m, top_m       # axis bottom and top
-    ymax, step = y_scale(groups)
-
-    def ypos(v):
-        return round(y0 - (y0 - y1) * min(v, ymax) / ymax)
-
-    c.text(left, 10, title, BLACK, 2)
-    lx = left
-    for m in mtus:
-        c.rect(lx, 34, lx + 10, 44, colour[m])
-        c.text(lx + 14, 36, f"MTU {m}")
-        lx += 14 + text_width(f"MTU {m}") + 16
-    c.text(lx, 36, "X", GREY)
-    c.text(lx + 10, 36, "NO RESULT")
-
-    # Grid and ticks.
-    t = 0.0
-    while t <= ymax + 1e-9:
-        y = ypos(t)
-        c.rect(left, y, width - right, y + 1, LIGHT)
-        label = f"{t:.2f}".rstrip("0").rstrip(".") if step < 1 else f"{t:.0f}"
-        c.text(left - 6 - text_width(label), y - 3, label)
-        t += step
-
-    for test, gx0, gx1, spans in spans_of:
-        for size, sx0, sx1 in spans:
-            label = human(size)
-            c.text((sx0 + sx1 - text_width(label)) // 2, y0 + 6, label)
-        c.text((gx0 + gx1 - text_width(test)) // 2, y0 + 22, test)
-    for bx, mtu, ratio in placed:
-        if ratio is None:
-            c.text(bx + 4, y0 - 9, "X", GREY)
-        else:
-            c.rect(bx + 1, ypos(ratio), bx + bar - 1, y0, colour[mtu])
-            if ratio > ymax:                # clipped: a notch on top
-                c.rect(bx + 1, y1 + 3, bx + bar - 1, y1 + 5, WHITE)
-
-    # Axes and the 1.0 line (dashed).
-    c.rect(left, y1, left + 1, y0 + 1, BLACK)
-    c.rect(left, y0, width - right, y0 + 1, BLACK)
-    y = ypos(1.0)
-    for dx in range(left, width - right, 8):
-        c.rect(dx, y - 1, min(dx + 5, width - right), y + 1, RED)
-    c.text(width - right - text_width("1.0"), y - 11, "1.0", RED)
-    return c
+def panel_ns(ax, rows, memcpy):
+    groups = [r["test"][3:] for r in rows]
+    grouped_bars(ax, groups, [
+        ("sroce", SROCE, [r["sroce"] for r in rows]),
+        ("TCP (iperf3)", REF, [r["ref"] for r in rows]),
+    ], "MB/s")
+    if memcpy:
+        ax.axhline(memcpy, color="grey", linestyle=":")
+        ax.set_ylim(0, max(ax.get_ylim()[1], memcpy * 1.1))
+        ax.annotate("memcpy %s MB/s (ceiling)" % fmt(memcpy), (0.99, memcpy),
+                    xycoords=("axes fraction", "data"), ha="right",
+                    va="bottom", fontsize=7, color="grey")
+    ax.set_title("1 MiB over a veth into another netns")
 
 
-def main():
-    if len(sys.argv) not in (3, 4):
-        sys.exit("usage: bench-chart.py RESULTS.csv OUT.png [TITLE]")
-    title = sys.argv[3] if len(sys.argv) == 4 else "sroce vs rxe: ratio, above 1 = sroce better"
-    groups = load(sys.argv[1])
-    if not groups:
-        sys.exit("bench-chart: no rows in " + sys.argv[1])
-    with open(sys.argv[2], "wb") as f:
-        f.write(draw(groups, title).png())
+def panel_cpu(ax, rows):
+    groups = [r["test"][3:-4] for r in rows]
+    grouped_bars(ax, groups, [
+        ("sroce", SROCE, [r["sroce"] for r in rows]),
+        ("TCP (iperf3)", REF, [r["ref"] for r in rows]),
+    ], "CPU seconds per GB")
+    ax.set_title("CPU per GB moved (netns, lower is better)")
+
+
+def panel_qps(ax, one, rows):
+    rows = ([one] if one else []) + sorted(rows, key=lambda r: int(r["test"][10:]))
+    groups = ["1 QP" if r is one else "%s QPs" % r["test"][10:] for r in rows]
+    grouped_bars(ax, groups, [
+        ("sroce", SROCE, [r["sroce"] for r in rows]),
+        ("rxe", RXE, [r["rxe"] for r in rows]),
+    ], "MB/s (all QPs)")
+    ax.set_title("64 KiB writes over many QPs (loopback)")
+
+
+def panel_load(ax, rows):
+    rows = sorted(rows, key=lambda r: r["test"])
+    groups = [r["test"].rsplit("_", 1)[1] for r in rows]
+    grouped_bars(ax, groups, [
+        ("sroce", SROCE, [r["sroce"] for r in rows]),
+        ("rxe", RXE, [r["rxe"] for r in rows]),
+    ], "usec")
+    ax.set_yscale("symlog", linthresh=10)
+    ax.set_ylim(0, max(ax.get_ylim()[1], 10) * 3)
+    ax.set_title("2 B write latency under a 64 KiB flow")
+
+
+def loss_points(base, sweep):
+    """[(rate %, row)] of the sweep, ns_write_bw as its 0 %."""
+    pts = [(0.0, base)] if base else []
+    pts += [(float(r["test"].rsplit("_loss", 1)[1]), r) for r in sweep]
+    return sorted(pts, key=lambda p: p[0])
+
+
+def panel_loss_bw(ax, pts):
+    xs = [p[0] for p in pts]
+    for dev, colour, key in (("sroce", SROCE, "sroce"), ("TCP", REF, "ref")):
+        ys = [p[1][key] for p in pts]
+        xy = [(x, y) for x, y in zip(xs, ys) if y is not None]
+        if not xy:
+            continue
+        ax.plot(*zip(*xy), "-o", color=colour, label=dev)
+        for x, y in xy:
+            ax.annotate(fmt(y), (x, y), xytext=(4, 3), textcoords="offset points",
+                        fontsize=7, color=colour)
+    ax.set_xscale("symlog", linthresh=0.1)
+    ax.set_xticks(xs)
+    ax.set_xticklabels(["%g" % x for x in xs])
+    ax.set_xlabel("frames dropped by netem (%)")
+    ax.set_ylabel("MB/s")
+    ax.set_ylim(bottom=0)
+    ax.set_title("loss sweep: 1 MiB WRITE goodput (netns)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def panel_loss_retx(ax, pts):
+    xs = [p[0] for p in pts]
+    groups = ["%g %%" % x for x in xs]
+    rto = [note_value(p[1]["notes"], "rto") for p in pts]
+    nak = [note_value(p[1]["notes"], "nak") for p in pts]
+    retr = [note_value(p[1]["ref_notes"], "retr") for p in pts]
+    series = [("sroce timeouts", SROCE, rto),
+              ("sroce sequence NAKs", "#7fa7d6", nak)]
+    if any(v is not None for v in retr):
+        series.append(("TCP segments resent", REF, retr))
+    grouped_bars(ax, groups, series, "per run")
+    ax.set_yscale("symlog", linthresh=10)
+    ax.set_ylim(0, max(ax.get_ylim()[1], 10) * 3)
+    ax.set_xlabel("frames dropped by netem (%)")
+    ax.set_title("loss sweep: retransmissions")
+
+
+def panel_other(ax, unit, rows):
+    groups = [r["test"] for r in rows]
+    grouped_bars(ax, groups, [
+        ("sroce", SROCE, [r["sroce"] for r in rows]),
+        ("rxe", RXE, [r["rxe"] for r in rows]),
+    ], unit)
+    ax.set_xticklabels(groups, fontsize=7, rotation=20, ha="right")
+    ax.set_title("clients over each device (%s)" % unit)
+
+
+def panels(rows):
+    """[(draw function, args)] for the rows present."""
+    by_test = {}
+    for r in rows:
+        by_test.setdefault(r["test"], []).append(r)
+    used = set()
+    out = []
+
+    def take(test):
+        used.add(test)
+        return by_test.get(test, [])
+
+    for t in BW_TESTS:
+        if by_test.get(t):
+            out.append((panel_bw, (t, take(t))))
+    for t in LAT_TESTS:
+        if by_test.get(t):
+            out.append((panel_lat, (t, take(t))))
+    memcpy = take("memcpy")
+    memcpy = memcpy[0]["ref"] if memcpy else None
+    ns = [r for t in ("ns_write_bw", "ns_read_bw", "ns_send_bw")
+          for r in take(t)]
+    if ns:
+        out.append((panel_ns, (ns, memcpy)))
+    cpu = [r for t in ("ns_write_bw_cpu", "ns_read_bw_cpu", "ns_send_bw_cpu")
+           for r in take(t)]
+    if cpu:
+        out.append((panel_cpu, (cpu,)))
+    qps = [r for t in by_test if re.fullmatch(r"write_bw_q\d+", t)
+           for r in take(t)]
+    if qps:
+        one = [r for r in by_test.get("write_bw", [])
+               if r["size"] == "65536" and r["mtu"] == "4096"]
+        out.append((panel_qps, (one[0] if one else None, qps)))
+    load = [r for t in by_test if t.startswith("write_lat_load_")
+            for r in take(t)]
+    if load:
+        out.append((panel_load, (load,)))
+    sweep = [r for t in by_test if re.fullmatch(r"ns_write_bw_loss[0-9.]+", t)
+             for r in take(t)]
+    if sweep:
+        base = [r for r in by_test.get("ns_write_bw", [])]
+        pts = loss_points(base[0] if base else None, sweep)
+        out.append((panel_loss_bw, (pts,)))
+        out.append((panel_loss_retx, (pts,)))
+    rest = {}
+    for t, rs in by_test.items():
+        if t not in used:
+            for r in rs:
+                rest.setdefault(r["metric"], []).append(r)
+    for unit, rs in sorted(rest.items()):
+        out.append((panel_other, (unit, rs)))
+    return out
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    rows = load(argv[1])
+    todo = panels(rows)
+    if not todo:
+        print("bench-chart: no rows in %s" % argv[1], file=sys.stderr)
+        return 1
+    cols = min(3, len(todo))
+    nrows = math.ceil(len(todo) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.2 * cols, 4.6 * nrows),
+                             squeeze=False)
+    for ax, (draw, args) in zip(axes.flat, todo):
+        draw(ax, *args)
+    for ax in list(axes.flat)[len(todo):]:
+        ax.set_visible(False)
+    fig.suptitle(argv[3] if len(argv) > 3 else "sroce bench", fontsize=13)
+    fig.tight_layout(rect=(0, 0, 1, 0.98))
+    fig.savefig(argv[2], dpi=100)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv))
