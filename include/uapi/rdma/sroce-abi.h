@@ -258,4 +258,74 @@ struct sroce_create_ah_resp {
 	__u32 reserved;
 };
 
+/*
+ * Raw resource dumps: "rdma resource show qp|cq|mr -r" (CAP_NET_ADMIN).
+ * The values are those of the -dd fields, read at the same moment, as
+ * little-endian 64-bit words indexed by the enums below; bit i of
+ * "present" says whether val[i] applies to the object (the requester and
+ * responder fields to RC and UC QPs, the receive ring to QPs without an
+ * SRQ). A later version only appends to the enums: a reader checks
+ * version and takes the first nfields words it knows.
+ */
+#define SROCE_RES_RAW_VERSION	1
+
+struct sroce_res_raw {
+	__le16 version;
+	__le16 nfields;
+	__le32 present;
+	__le64 val[];
+};
+
+enum sroce_res_qp_field {
+	SROCE_RES_QP_SQ_PROD,
+	SROCE_RES_QP_SQ_FETCHED,
+	SROCE_RES_QP_SQ_NEXT,
+	SROCE_RES_QP_SQ_HEAD,
+	SROCE_RES_QP_SQ_NEED_DOORBELL,
+	SROCE_RES_QP_REQ_PSN,
+	SROCE_RES_QP_REQ_UNA,
+	SROCE_RES_QP_REQ_OFF,
+	SROCE_RES_QP_RD_PENDING,
+	SROCE_RES_QP_RETRY_LEFT,
+	SROCE_RES_QP_RNR_LEFT,
+	SROCE_RES_QP_RNR_WAIT,
+	SROCE_RES_QP_TIMER_ARMED,
+	SROCE_RES_QP_RQ_PROD,
+	SROCE_RES_QP_RQ_CONS,
+	SROCE_RES_QP_RESP_EPSN,
+	SROCE_RES_QP_RESP_MSN,
+	SROCE_RES_QP_IN_SEND,
+	SROCE_RES_QP_IN_WRITE,
+	SROCE_RES_QP_REPLIES_QUEUED,
+	SROCE_RES_QP_TX_INFLIGHT,
+	SROCE_RES_QP_NFIELDS
+};
+
+enum sroce_res_cq_field {
+	SROCE_RES_CQ_RING_ENTRIES,
+	SROCE_RES_CQ_PROD,
+	SROCE_RES_CQ_CONS,
+	SROCE_RES_CQ_FILL,
+	SROCE_RES_CQ_OVERRUN,
+	SROCE_RES_CQ_NFIELDS
+};
+
+/* SROCE_RES_MR_KIND: the -dd field drv_kind, as a number. */
+enum sroce_res_mr_kind {
+	SROCE_RES_MR_USER,
+	SROCE_RES_MR_DMA,
+	SROCE_RES_MR_FAST_REG,
+};
+
+enum sroce_res_mr_field {
+	SROCE_RES_MR_KIND,
+	SROCE_RES_MR_ACCESS,
+	SROCE_RES_MR_PINNED_PAGES,
+	SROCE_RES_MR_PAGE_OFFSET,
+	SROCE_RES_MR_VALID,
+	SROCE_RES_MR_MW_BINDS,
+	SROCE_RES_MR_FR_MAX_PAGES,
+	SROCE_RES_MR_NFIELDS
+};
+
 #endif /* SROCE_ABI_USER_H */

@@ -7,6 +7,8 @@
  * The fixture, and how to point the tests at other devices: rc_fixture.h.
  */
 #define _GNU_SOURCE
+#include <rdma/sroce-abi.h>
+
 #include "rc_fixture.h"
 
 /* ------------------------------------------------------ basic operations */
@@ -937,14 +939,24 @@ static void writes(struct __test_metadata *_metadata, rc_fixture *self,
 }
 
 /* Driver field drv_@name of a resource line: -1 when it has none. */
-static long long res_field(const char *line, const char *name)
+/* The number after the token @key in @line (" KEY VALUE "), or -1. */
+static long long line_value(const char *line, const char *key)
 {
 	char tok[80];
 	const char *p;
 
-	snprintf(tok, sizeof(tok), " drv_%s ", name);
+	snprintf(tok, sizeof(tok), " %s ", key);
 	p = strstr(line, tok);
 	return p ? strtoll(p + strlen(tok), NULL, 0) : -1;
+}
+
+/* The driver field drv_@name of an "rdma resource" line, or -1. */
+static long long res_field(const char *line, const char *name)
+{
+	char key[80];
+
+	snprintf(key, sizeof(key), "drv_%s", name);
+	return line_value(line, key);
 }
 
 static bool res_has(const char *line, const char *a, const char *b)
@@ -987,10 +999,63 @@ static bool res_line(const char *kind, const char *dev, const char *key,
 	return found;
 }
 
+/* A raw dump (struct sroce_res_raw), its values in host order. */
+struct res_raw_dump {
+	unsigned int version, nfields;
+	uint32_t present;
+	uint64_t val[32];
+};
+
+/*
+ * The raw dumps of "rdma -j -r resource show @what", up to @max into @d.
+ * The tool prints each as a JSON array "data" of its bytes.
+ * Return: how many; a dump whose length disagrees with its nfields has
+ * version 0.
+ */
+static int res_raw(const char *what, struct res_raw_dump *d, int max)
+{
+	static char buf[1 << 20];
+	uint8_t b[8 + 8 * 32];
+	char cmd[256], *p;
+	size_t len, nb, i;
+	int n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "rdma -j -r resource show %s 2>/dev/null",
+		 what);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	pclose(f);
+	buf[len] = 0;
+	for (p = buf; n < max && (p = strstr(p, "\"data\":[")); n++) {
+		p += strlen("\"data\":[");
+		for (nb = 0; *p && *p != ']' && nb < sizeof(b); nb++) {
+			b[nb] = strtoul(p, &p, 10);
+			if (*p == ',')
+				p++;
+		}
+		memset(&d[n], 0, sizeof(d[n]));
+		if (nb < 8)
+			continue;
+		d[n].nfields = b[2] | b[3] << 8;
+		d[n].present = b[4] | b[5] << 8 | b[6] << 16 |
+			       (uint32_t)b[7] << 24;
+		if (d[n].nfields > 32 || nb != 8 + 8 * d[n].nfields)
+			continue;
+		d[n].version = b[0] | b[1] << 8;
+		for (i = 0; i < 8 * d[n].nfields; i++)
+			d[n].val[i / 8] |= (uint64_t)b[8 + i] << (8 * (i % 8));
+	}
+	return n;
+}
+
 /*
  * sroce's own fields in "rdma resource show -dd" (sroce_restrack.c): after
  * a known run of WRITEs, the requester's and responder's PSNs and indices,
- * the MR's pinning and access, and a CQ's fill are known exactly.
+ * the MR's pinning and access, and a CQ's fill are known exactly. The raw
+ * dumps (-r) carry the same values.
  */
 TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 {
@@ -998,10 +1063,11 @@ TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 	const char *dev_b = ibv_get_device_name(B_->ctx->device);
 	const uint32_t n = 5, psn = (PSN_A + n) & 0xffffff;
 	size_t off = (uintptr_t)A_->buf & 4095;
-	char line[4096], num[32];
+	char line[4096], num[32], what[128];
+	struct res_raw_dump raw[16];
+	int tries, nraw, i, found;
 	struct ibv_sge ss;
 	struct ibv_wc wc;
-	int tries;
 
 	if (sroce_counter(dev, "sq_doorbell") < 0 ||
 	    sroce_counter(dev_b, "sq_doorbell") < 0)
@@ -1024,6 +1090,17 @@ TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 	EXPECT_EQ(RETRY_CNT, res_field(line, "retry_left"));
 	EXPECT_EQ(RNR_RETRY, res_field(line, "rnr_left"));
 	EXPECT_EQ(0, res_field(line, "rnr_wait"));
+	snprintf(what, sizeof(what), "qp link %s/1 lqpn %s", dev, num);
+	ASSERT_EQ(1, res_raw(what, raw, 1));
+	EXPECT_EQ(SROCE_RES_RAW_VERSION, raw[0].version);
+	EXPECT_EQ(SROCE_RES_QP_NFIELDS, raw[0].nfields);
+	/* An RC QP with a receive ring: every field applies. */
+	EXPECT_EQ((1u << SROCE_RES_QP_NFIELDS) - 1, raw[0].present);
+	EXPECT_EQ(psn, raw[0].val[SROCE_RES_QP_REQ_PSN]);
+	EXPECT_EQ(psn, raw[0].val[SROCE_RES_QP_REQ_UNA]);
+	EXPECT_EQ(n, raw[0].val[SROCE_RES_QP_SQ_HEAD]);
+	EXPECT_EQ(RETRY_CNT, raw[0].val[SROCE_RES_QP_RETRY_LEFT]);
+	EXPECT_EQ(0, raw[0].val[SROCE_RES_QP_RD_PENDING]);
 
 	snprintf(num, sizeof(num), "%u", QPN(P_, 1));
 	ASSERT_TRUE(res_line("qp", dev_b, "lqpn", num, NULL, 0, line,
@@ -1035,6 +1112,10 @@ TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 	EXPECT_EQ(0, res_field(line, "replies_queued"));
 	EXPECT_EQ(0, res_field(line, "rq_prod"));
 	EXPECT_EQ(0, res_field(line, "rq_cons"));
+	snprintf(what, sizeof(what), "qp link %s/1 lqpn %s", dev_b, num);
+	ASSERT_EQ(1, res_raw(what, raw, 1));
+	EXPECT_EQ(psn, raw[0].val[SROCE_RES_QP_RESP_EPSN]);
+	EXPECT_EQ(n, raw[0].val[SROCE_RES_QP_RESP_MSN]);
 
 	snprintf(num, sizeof(num), "0x%x", A_->mr->lkey);
 	ASSERT_TRUE(res_line("mr", dev, "lkey", num, NULL, 0, line,
@@ -1045,6 +1126,16 @@ TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 	EXPECT_EQ(off, res_field(line, "page_offset"));
 	EXPECT_EQ((off + BUF_SIZE + 4095) / 4096,
 		  res_field(line, "pinned_pages"));
+	snprintf(what, sizeof(what), "mr dev %s", dev);
+	nraw = res_raw(what, raw, ARRAY_SIZE(raw));
+	for (i = 0, found = 0; i < nraw; i++)
+		found += raw[i].version == SROCE_RES_RAW_VERSION &&
+			 raw[i].val[SROCE_RES_MR_KIND] == SROCE_RES_MR_USER &&
+			 raw[i].val[SROCE_RES_MR_ACCESS] == ALL_ACCESS &&
+			 raw[i].val[SROCE_RES_MR_PAGE_OFFSET] == off &&
+			 raw[i].val[SROCE_RES_MR_PINNED_PAGES] ==
+			 (off + BUF_SIZE + 4095) / 4096;
+	EXPECT_LE(1, found) TH_LOG("%d raw MR dumps, none of this MR", nraw);
 
 	/* One completion left in the ring, then consumed. */
 	ss = sge(A_, 0, 100);
@@ -1067,6 +1158,15 @@ TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 			     sizeof(line)));
 	EXPECT_EQ(n + 1, res_field(line, "cons"));
 	EXPECT_EQ(0, res_field(line, "fill"));
+	snprintf(what, sizeof(what), "cq dev %s", dev);
+	nraw = res_raw(what, raw, ARRAY_SIZE(raw));
+	for (i = 0, found = 0; i < nraw; i++)
+		found += raw[i].version == SROCE_RES_RAW_VERSION &&
+			 raw[i].nfields == SROCE_RES_CQ_NFIELDS &&
+			 raw[i].val[SROCE_RES_CQ_PROD] == n + 1 &&
+			 raw[i].val[SROCE_RES_CQ_CONS] == n + 1 &&
+			 raw[i].val[SROCE_RES_CQ_FILL] == 0;
+	EXPECT_LE(1, found) TH_LOG("%d raw CQ dumps, none of this CQ", nraw);
 }
 
 /*
@@ -1077,7 +1177,7 @@ TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 static long long qp_counter_field(const char *dev, uint32_t qpn,
 				  const char *name)
 {
-	char cmd[128], buf[4096], line[4200] = "", tok[80];
+	char cmd[128], buf[4096], line[4200] = "";
 	long long v = -1;
 	const char *p;
 	FILE *f;
@@ -1097,9 +1197,10 @@ static long long qp_counter_field(const char *dev, uint32_t qpn,
 		/* The QPs of the counter on the line before. */
 		for (p += 7; *p && *p != '>'; p++) {
 			if (strtoul(p, (char **)&p, 10) == qpn) {
-				snprintf(tok, sizeof(tok), " %s ", name);
-				p = strstr(line, tok);
-				v = p ? strtoll(p + strlen(tok), NULL, 0) : -2;
+				/* -2: found, but without the field. */
+				v = line_value(line, name);
+				if (v < 0)
+					v = -2;
 				break;
 			}
 			if (*p != ',')

@@ -185,6 +185,9 @@ static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
 int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+int sroce_fill_res_qp_entry_raw(struct sk_buff *msg, struct ib_qp *ibqp);
+int sroce_fill_res_cq_entry_raw(struct sk_buff *msg, struct ib_cq *ibcq);
+int sroce_fill_res_mr_entry_raw(struct sk_buff *msg, struct ib_mr *ibmr);
 
 /* sroce_device.c */
 int sroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
