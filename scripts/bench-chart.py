@@ -40,11 +40,12 @@ LAT_TESTS = ["write_lat", "read_lat", "send_lat", "send_lat_ud"]
 
 
 def num(text):
-    """The float in a CSV cell, or None."""
+    """The finite float in a CSV cell, or None."""
     try:
-        return float(text)
+        v = float(text)
     except (TypeError, ValueError):
         return None
+    return v if math.isfinite(v) else None
 
 
 def note_value(notes, key):
@@ -80,6 +81,10 @@ def load(path):
     rows = []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
+            # A row without its key columns or a whole size is no point.
+            if not all(r.get(k) for k in ("test", "size", "mtu", "metric")) \
+                    or not r["size"].isdigit():
+                continue
             rows.append({
                 "test": r["test"], "size": r["size"], "mtu": r["mtu"],
                 "metric": r["metric"], "sroce": num(r.get("sroce")),

@@ -19,8 +19,9 @@
  * @SROCE_CNT_RX_DROP_WRONG_PEER: dropped: not from the connected peer
  * @SROCE_CNT_RX_DROP_BAD_QKEY: dropped: datagram with the wrong Q_Key
  * @SROCE_CNT_RX_DROP_NO_RECV: dropped: datagram, no receive WQE posted
- * @SROCE_CNT_RX_QP_PACKETS: valid packets handed to a queue pair (or to a
- *	multicast group); with the drops above it adds up to RX_ROCE_PACKETS
+ * @SROCE_CNT_RX_QP_PACKETS: valid packets handed to a queue pair (or to
+ *	multicast delivery); with the drops before that (malformed to wrong
+ *	peer) it adds up to RX_ROCE_PACKETS, and later drops are part of it
  * @SROCE_CNT_RX_DROP_STALE: dropped by a requester: a response outside its
  *	PSN window or matching no outstanding request
  * @SROCE_CNT_RX_DUPLICATE: duplicate requests answered again
