@@ -19,8 +19,8 @@ sr_check "three devices up" sh -c \
 sr_check "rmmod succeeds with live devices" rmmod sroce
 sr_check "all devices gone" \
 	sh -c "! ls /sys/class/infiniband | grep -q '^sroce_[xyz]${SR_TAG}\$'"
-sr_check "netdevs survive" sh -c "ip link show $A && ip link show $C" \
-	>/dev/null
+sr_check "netdevs survive" \
+	sh -c "ip link show $A >/dev/null && ip link show $C >/dev/null"
 sr_check "module loads again" modprobe sroce
 sr_check "same netdev can be bound again" \
 	rdma link add sroce_x${SR_TAG} type sroce netdev "$A"

@@ -74,9 +74,54 @@ sleep 0.5
 sr_check "RoCEv2 for a non-GID local address goes to the stack" \
 	test "$(unreach)" -gt "$u2"
 sr_check "ping still works across the bound netdev" \
-	ping -c1 -W5 "$PEER4" >/dev/null
+	sh -c "ping -c1 -W5 $PEER4 >/dev/null"
 sr_check "hook counted nothing extra" \
 	test "$(sr_counter "$DEV" rx_roce_packets)" = "$((pk0 + 10))"
+
+# The hook classifies by its own copy of the device's RoCEv2 GIDs, which
+# the core keeps up to date through add_gid and del_gid: an address added
+# after the device must be taken, and one removed no longer.
+ADD4=${IP4%.1}.3 ADD6=${IP6%::1}::3
+rx() { cat "/sys/class/net/$A/statistics/rx_packets"; }
+ip addr add "$ADD4/24" dev "$A"
+ip addr add "$ADD6/64" dev "$A" nodad
+sr_check "a new IPv4 address becomes a GID" sr_wait_gid "$DEV" "$ADD4"
+sr_check "a new IPv6 address becomes a GID" sr_wait_gid "$DEV" "$ADD6"
+ping -c1 -W5 "$ADD4" >/dev/null 2>&1 || true
+ping -6 -c1 -W5 "$ADD6" >/dev/null 2>&1 || true
+ip netns exec "$NS" ping -c1 -W5 "$ADD4" >/dev/null 2>&1
+ip netns exec "$NS" ping -6 -c1 -W5 "$ADD6" >/dev/null 2>&1
+pk1=$(sr_counter "$DEV" rx_roce_packets)
+u3=$(unreach); u63=$(unreach6)
+for _ in 1 2 3; do send "$ADD4" 4791 64; done
+for _ in 1 2; do send "$ADD6" 4791 64; done
+sleep 0.5
+sr_check "the hook takes RoCEv2 to the new GIDs" \
+	test "$(sr_counter "$DEV" rx_roce_packets)" = "$((pk1 + 5))"
+sr_check "and the stack does not see them" \
+	test "$(unreach)" = "$u3" -a "$(unreach6)" = "$u63"
+ip addr del "$ADD4/24" dev "$A"
+ip addr del "$ADD6/64" dev "$A"
+# gid_gone ADDR: its RoCE v2 GID left the table within 10 s.
+gid_gone() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		sr_gid_index "$DEV" "$1" 1 >/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+sr_check "the removed IPv4 address leaves the GIDs" gid_gone "$ADD4"
+sr_check "the removed IPv6 address leaves the GIDs" gid_gone "$ADD6"
+pk2=$(sr_counter "$DEV" rx_roce_packets)
+r0=$(rx)
+# The peer still has neighbour entries for them, so the frames arrive.
+for _ in 1 2 3; do send "$ADD4" 4791 64; done
+for _ in 1 2; do send "$ADD6" 4791 64; done
+sleep 0.5
+sr_check "the frames to removed addresses arrived" test "$(rx)" -ge "$((r0 + 5))"
+sr_check "the hook no longer takes them" \
+	test "$(sr_counter "$DEV" rx_roce_packets)" = "$pk2"
 
 rdma link del "$DEV"
 u1=$(unreach)

@@ -82,6 +82,8 @@ struct sroce_budget {
  * @work: delivers @queue when no sender does it itself
  * @sdev: the device
  */
+struct sroce_gid_set;
+
 struct sroce_lo_shard {
 	struct sk_buff_head queue;
 	spinlock_t drain_lock;	/* one drainer of queue */
@@ -122,6 +124,8 @@ struct sroce_dev {
 	struct sroce_pcpu_counters __percpu *counters;
 	struct xarray counter_sets;
 	struct sroce_lo_shard lo[SROCE_LO_SHARDS];
+	struct sroce_gid_set __rcu *gids;	/* sroce_gid.c */
+	struct mutex gid_lock;	/* replacing gids */
 	struct sroce_mr local_dma_mr;
 	spinlock_t mw_lock;	/* bindings against deregistration */
 	struct list_head mcast_list;

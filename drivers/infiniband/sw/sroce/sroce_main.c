@@ -66,6 +66,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
 	sroce_net_detach(sdev);
+	sroce_gid_exit(sdev);
 	sroce_lo_exit(sdev);
 	ida_destroy(&sdev->pd_ida);
 	/* The core destroyed every user object before calling us. */
@@ -167,6 +168,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.counter_dealloc = sroce_counter_dealloc,
 	.counter_unbind_qp = sroce_counter_unbind_qp,
 	.counter_update_stats = sroce_counter_update_stats,
+	.add_gid = sroce_add_gid,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_user_ah = sroce_create_ah,
@@ -176,6 +178,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.del_gid = sroce_del_gid,
 	.dereg_mr = sroce_dereg_mr,
 	.fill_res_cq_entry = sroce_fill_res_cq_entry,
 	.fill_res_cq_entry_raw = sroce_fill_res_cq_entry_raw,
@@ -283,6 +286,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	INIT_LIST_HEAD(&sdev->list);
 	INIT_WORK(&sdev->unreg_work, sroce_unreg_work);
 	sroce_lo_init(sdev);
+	sroce_gid_init(sdev);
 	ida_init(&sdev->pd_ida);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);

@@ -123,7 +123,6 @@ static void sroce_update_speed_rtnl(struct sroce_dev *sdev)
 static bool sroce_is_roce_packet(struct sroce_dev *sdev,
 				 const struct sk_buff *skb)
 {
-	const struct ib_gid_attr *gid_attr;
 	const struct udphdr *uh;
 	struct udphdr _uh;
 	unsigned int l4off;
@@ -163,13 +162,7 @@ static bool sroce_is_roce_packet(struct sroce_dev *sdev,
 	/* A group some QP of this device is attached to. */
 	if (rdma_is_multicast_addr((struct in6_addr *)&dgid))
 		return sroce_mcast_has(sdev, &dgid);
-	gid_attr = rdma_find_gid_by_port(&sdev->ibdev, &dgid,
-					 IB_GID_TYPE_ROCE_UDP_ENCAP,
-					 SROCE_PORT, skb->dev);
-	if (IS_ERR(gid_attr))
-		return false;
-	rdma_put_gid_attr(gid_attr);
-	return true;
+	return sroce_gid_is_local(sdev, (struct in6_addr *)&dgid);
 }
 
 static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)

@@ -73,6 +73,13 @@ static inline void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
 	sroce_tx_send_to(qp, &qp->path, skb);
 }
 
+/* sroce_gid.c */
+int sroce_add_gid(const struct ib_gid_attr *attr, void **context);
+int sroce_del_gid(const struct ib_gid_attr *attr, void **context);
+bool sroce_gid_is_local(struct sroce_dev *sdev, const struct in6_addr *addr);
+void sroce_gid_init(struct sroce_dev *sdev);
+void sroce_gid_exit(struct sroce_dev *sdev);
+
 /* sroce_loop.c */
 bool sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_lo_init(struct sroce_dev *sdev);
