@@ -50,6 +50,13 @@ static int sroce_gid_replace(struct sroce_dev *sdev,
 	lockdep_assert_held(&sdev->gid_lock);
 	old = rcu_dereference_protected(sdev->gids,
 					lockdep_is_held(&sdev->gid_lock));
+	if (!attr) {
+		for (i = 0; old && i < old->n; i++)
+			if (old->gid[i].index == index)
+				break;
+		if (!old || i == old->n)
+			return 0;	/* not one we kept */
+	}
 	set = kmalloc(struct_size(set, gid, (old ? old->n : 0) + !!attr),
 		      GFP_KERNEL);
 	if (!set)
@@ -83,13 +90,17 @@ int sroce_add_gid(const struct ib_gid_attr *attr, void **context)
 	return err;
 }
 
-/* ib_device_ops.del_gid: the core removes @attr from the port's table. */
+/*
+ * ib_device_ops.del_gid: the core removes @attr from the port's table.
+ * Some kernels (6.1) clear attr->ndev first, so the index alone says
+ * whether we kept it; the core reuses no index before deleting it.
+ */
 int sroce_del_gid(const struct ib_gid_attr *attr, void **context)
 {
 	struct sroce_dev *sdev = to_sdev(attr->device);
 	int err;
 
-	if (!sroce_gid_wanted(sdev, attr))
+	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
 		return 0;
 	mutex_lock(&sdev->gid_lock);
 	err = sroce_gid_replace(sdev, NULL, attr->index);
