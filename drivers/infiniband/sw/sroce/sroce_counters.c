@@ -36,6 +36,9 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_RX_GRO_SEGMENTS].name = "rx_gro_segments",
 	[SROCE_CNT_TX_CPU_HANDOFF].name = "tx_cpu_handoff",
 	[SROCE_CNT_SQ_DOORBELL].name = "sq_doorbell",
+	[SROCE_CNT_RX_ECN_CE].name = "rx_ecn_ce",
+	[SROCE_CNT_TX_CNP].name = "tx_cnp",
+	[SROCE_CNT_RX_CNP].name = "rx_cnp",
 	[SROCE_CNT_PORT_EVENTS].name = "port_events",
 };
 

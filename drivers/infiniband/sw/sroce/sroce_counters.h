@@ -50,6 +50,9 @@
  * @SROCE_CNT_TX_CPU_HANDOFF: sends moved to the CPU that sent the queue
  *	pair's packets still in flight, to keep them in order
  * @SROCE_CNT_SQ_DOORBELL: send doorbells user space rang (system calls)
+ * @SROCE_CNT_RX_ECN_CE: packets received marked Congestion Experienced
+ * @SROCE_CNT_TX_CNP: congestion notification packets sent (sroce_cc.c)
+ * @SROCE_CNT_RX_CNP: congestion notification packets received
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -84,6 +87,9 @@ enum sroce_counter {
 	SROCE_CNT_RX_GRO_SEGMENTS,
 	SROCE_CNT_TX_CPU_HANDOFF,
 	SROCE_CNT_SQ_DOORBELL,
+	SROCE_CNT_RX_ECN_CE,
+	SROCE_CNT_TX_CNP,
+	SROCE_CNT_RX_CNP,
 	SROCE_NUM_COUNTERS
 };
 

@@ -38,6 +38,7 @@ static_assert(sizeof(struct sroce_bth) == SROCE_BTH_BYTES);
 #define SROCE_BTH_TVER_MASK	0x0f
 #define SROCE_BTH_QPN_MASK	0x00ffffff
 #define SROCE_BTH_RESV8A_MASK	0xff000000	/* FECN, BECN, reserved */
+#define SROCE_BTH_BECN		0x40000000	/* in qpn: set in CNPs */
 #define SROCE_BTH_PKEY_LOW15	0x7fff
 #define SROCE_BTH_PKEY_DEFAULT	0xffff
 #define SROCE_BTH_ACKREQ	0x80000000	/* in apsn */

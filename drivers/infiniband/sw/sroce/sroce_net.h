@@ -73,6 +73,11 @@ static inline void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
 	sroce_tx_send_to(qp, &qp->path, skb);
 }
 
+/* sroce_cc.c */
+bool sroce_cc_ce_marked(const struct sk_buff *skb);
+void sroce_cc_ce_rcv(struct sroce_qp *qp);
+void sroce_cc_cnp_rcv(struct sroce_qp *qp);
+
 /* sroce_gid.c */
 int sroce_add_gid(const struct ib_gid_attr *attr, void **context);
 int sroce_del_gid(const struct ib_gid_attr *attr, void **context);

@@ -253,6 +253,7 @@ struct sroce_qp {
 	struct work_struct err_work;
 	struct work_struct event_work;
 	unsigned long events_pending;
+	atomic64_t cnp_sent_ns;	/* sroce_cc.c: when the last CNP went */
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)

@@ -101,6 +101,25 @@ static bool sroce_opcode_is_response(u8 op)
 }
 
 /*
+ * A CNP names the queue pair whose packets met congestion: any, though a
+ * connected one only from its peer.
+ */
+static void sroce_rcv_cnp(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	enum ib_qp_type type = qp->ibqp.qp_type;
+
+	if (type == IB_QPT_RC || type == IB_QPT_UC) {
+		sroce_rcv_saddr(pkt->skb, &pkt->saddr);
+		if (!ipv6_addr_equal(&pkt->saddr, &qp->path.daddr)) {
+			sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_WRONG_PEER, pkt);
+			return;
+		}
+	}
+	sroce_qp_count(qp, SROCE_CNT_RX_QP_PACKETS);
+	sroce_cc_cnp_rcv(qp);
+}
+
+/*
  * Hand a valid packet to its queue pair: datagrams to UD and GSI QPs; for
  * RC QPs responses to the requester, the rest to the responder. A packet
  * of a transport its QP does not speak finds no QP.
@@ -138,9 +157,15 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 		goto out;
 	}
 	qp = sroce_qp_lookup_rcu(sdev, dqpn);
+	if (qp && transport == SROCE_TRANSPORT_CNP) {
+		sroce_rcv_cnp(qp, &pkt);
+		goto out;
+	}
 	if (qp && transport == SROCE_TRANSPORT_UD &&
 	    (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)) {
 		sroce_qp_count(qp, SROCE_CNT_RX_QP_PACKETS);
+		if (unlikely(sroce_cc_ce_marked(skb)))
+			sroce_cc_ce_rcv(qp);
 		sroce_ud_rcv(qp, &pkt);
 		goto out;
 	}
@@ -160,6 +185,8 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 		goto out;
 	}
 	sroce_qp_count(qp, SROCE_CNT_RX_QP_PACKETS);
+	if (unlikely(sroce_cc_ce_marked(skb)))
+		sroce_cc_ce_rcv(qp);
 	if (sroce_opcode_is_response(pkt.opcode & SROCE_OP_MASK))
 		sroce_comp_rcv(qp, &pkt);
 	else

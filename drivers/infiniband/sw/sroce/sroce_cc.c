@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Congestion control, the notification point (RoCEv2, IBA annex A17.9):
+ * a switch or qdisc that would rather not drop marks an ECN-capable packet
+ * Congestion Experienced; the receiving queue pair answers with a
+ * Congestion Notification Packet to the queue pair that sent it, at most
+ * one per interval, so that the sender can slow down. CNPs from any peer
+ * (hardware RNICs send them) are taken and counted by the queue pair they
+ * name.
+ *
+ * Only connected queue pairs (RC, UC) send CNPs: they know their peer's
+ * queue pair and path. A UD receiver counts the mark and sends nothing.
+ */
+#include <linux/moduleparam.h>
+#include <net/inet_ecn.h>
+
+#include "sroce.h"
+#include "sroce_hdr.h"
+
+/* IBA A17.9.3: the CNP's BTH is followed by 16 reserved bytes. */
+#define SROCE_CNP_RESERVED_BYTES	16
+
+static unsigned int cnp_interval_us = 50;
+module_param(cnp_interval_us, uint, 0644);
+MODULE_PARM_DESC(cnp_interval_us,
+		 "Least time between two CNPs a queue pair sends, in microseconds (0: one per marked packet; default 50, as hardware)");
+
+/**
+ * sroce_cc_ce_marked() - did the network mark @skb Congestion Experienced?
+ * @skb: a received packet, IP header at skb->data
+ */
+bool sroce_cc_ce_marked(const struct sk_buff *skb)
+{
+	u8 dsfield = skb->protocol == htons(ETH_P_IP) ?
+		     ipv4_get_dsfield(ip_hdr(skb)) :
+		     ipv6_get_dsfield(ipv6_hdr(skb));
+
+	return INET_ECN_is_ce(dsfield);
+}
+
+/*
+ * Claim the right to send a CNP now. Receivers of one queue pair may run
+ * on several CPUs at once; one of them wins an interval.
+ */
+static bool sroce_cc_cnp_due(struct sroce_qp *qp)
+{
+	u64 interval = (u64)READ_ONCE(cnp_interval_us) * NSEC_PER_USEC;
+	u64 now = ktime_get_ns();
+	s64 last = atomic64_read(&qp->cnp_sent_ns);
+
+	if (!interval)
+		return true;
+	if (last && now - last < interval)
+		return false;
+	return atomic64_try_cmpxchg(&qp->cnp_sent_ns, &last, now);
+}
+
+static void sroce_cc_send_cnp(struct sroce_qp *qp)
+{
+	struct sroce_bth *bth;
+	struct sk_buff *skb;
+	void *ext, *payload;
+
+	skb = sroce_tx_alloc(qp, SROCE_OPCODE_CNP, 0, false, false,
+			     SROCE_CNP_RESERVED_BYTES, 0, &ext, &payload);
+	if (!skb) {
+		sroce_qp_count(qp, SROCE_CNT_TX_DROP);
+		return;
+	}
+	memset(ext, 0, SROCE_CNP_RESERVED_BYTES);
+	/* A17.9.3: BECN set, the rest of the BTH as for any packet. */
+	bth = (struct sroce_bth *)ext - 1;
+	bth->qpn |= cpu_to_be32(SROCE_BTH_BECN);
+	sroce_qp_count(qp, SROCE_CNT_TX_CNP);
+	sroce_tx_send(qp, skb);
+}
+
+/**
+ * sroce_cc_ce_rcv() - a packet for @qp arrived marked Congestion Experienced.
+ * @qp: the receiving queue pair, whose peer sent it
+ *
+ * Counts it, and for a connected queue pair in a state that talks to its
+ * peer answers with a CNP unless one went out within cnp_interval_us.
+ * Context: softirq or BH disabled; no queue pair lock held.
+ */
+void sroce_cc_ce_rcv(struct sroce_qp *qp)
+{
+	enum ib_qp_state state;
+
+	sroce_qp_count(qp, SROCE_CNT_RX_ECN_CE);
+	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+		return;
+	if (!sroce_cc_cnp_due(qp))
+		return;
+	/* The path is stable under either data-path lock. */
+	spin_lock(&qp->resp_lock);
+	state = sroce_qp_state(qp);
+	if (state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	    state == IB_QPS_SQD)
+		sroce_cc_send_cnp(qp);
+	spin_unlock(&qp->resp_lock);
+}
+
+/**
+ * sroce_cc_cnp_rcv() - take a CNP addressed to @qp.
+ * @qp: the queue pair it names; for a connected one, the CNP came from
+ *	its peer
+ *
+ * Context: softirq or BH disabled; no queue pair lock held.
+ */
+void sroce_cc_cnp_rcv(struct sroce_qp *qp)
+{
+	sroce_qp_count(qp, SROCE_CNT_RX_CNP);
+}

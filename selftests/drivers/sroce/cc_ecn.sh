@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Congestion notification (the notification point of RoCEv2 congestion
+# control). Between two sroce devices on a veth (the far one in another
+# netns), netem marks a fifth of the RoCEv2 frames each way Congestion
+# Experienced instead of dropping them (sroce's frames are ECN-capable).
+# Each receiving RC queue pair must answer the marks with CNPs to its peer,
+# one per mark with cnp_interval_us=0 and at most one per interval with a
+# one-second interval; the peer must take and count every CNP (none is
+# dropped as unknown), and the data moved meanwhile must arrive intact
+# with no retransmission, since a mark is not a loss.
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+sr_require_sroce
+sr_tool rc_verify >/dev/null || sr_skip "rc_verify not built"
+command -v tc >/dev/null || sr_skip "tc missing"
+command -v ibv_devinfo >/dev/null || sr_skip "ibv_devinfo missing"
+command -v tshark >/dev/null || sr_skip "tshark missing"
+PARAM=/sys/module/sroce/parameters/cnp_interval_us
+if [ ! -w "$PARAM" ]; then
+	sr_fail "sroce has no cnp_interval_us parameter"
+	sr_done
+fi
+
+sr_dmesg_mark
+sr_sroce_ns_pair
+sr_check "GID of $IP4 on $DA" sr_wait_gid "$DA" "$IP4"
+sr_check "GID of $PEER4 on $DB" sr_wait_gid "$DB" "$PEER4"
+GA=$(sr_gid_index "$DA" "$IP4")
+GB=$(sr_gid_index "$DB" "$PEER4")
+
+old_interval=$(cat "$PARAM")
+sr_on_exit "echo $old_interval > $PARAM"
+
+# mark_roce DEV [NETNS]: netem marks 20 % of DEV's outgoing RoCEv2 frames
+# CE. Only those: netem drops what it cannot mark, and the test's TCP
+# exchange and ARP must get through.
+mark_roce() {
+	local dev=$1 ns=()
+
+	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
+	"${ns[@]}" tc qdisc add dev "$dev" root handle 1: prio bands 3 \
+		priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
+	"${ns[@]}" tc qdisc add dev "$dev" parent 1:3 handle 30: \
+		netem loss 20% ecn &&
+	"${ns[@]}" tc filter add dev "$dev" parent 1: protocol ip u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3
+}
+mark_roce "$A" || sr_skip "cannot set up netem ecn marking"
+mark_roce "$B" "$NS" || sr_fail "netem ecn marking in $NS"
+
+LOGS=$(mktemp -d)
+sr_on_exit "rm -rf $LOGS"
+COUNTERS="rx_ecn_ce tx_cnp rx_cnp rx_drop_no_qp rx_drop_bad_opcode retransmit_timeout seq_nak_received"
+declare -A was
+# snap: remember every counter of both devices.
+snap() {
+	local d c
+	for d in "$DA" "$DB"; do
+		for c in $COUNTERS; do
+			was[$d.$c]=$(sr_counter "$d" "$c")
+		done
+	done
+}
+# grew DEV COUNTER: its growth since snap.
+grew() { echo $(( $(sr_counter "$1" "$2") - was[$1.$2] )); }
+# report TITLE: the growth of every counter, as a TAP comment.
+report() {
+	local d c line="$1:"
+	for d in "$DA" "$DB"; do
+		for c in $COUNTERS; do
+			line="$line $d.$c +$(grew "$d" "$c")"
+		done
+	done
+	sr_log "$line"
+}
+# cnps_taken FROM TO: every CNP FROM sent was counted by TO's queue pair,
+# or (sent as the test's queue pairs went away) dropped for want of one.
+cnps_taken() {
+	local sent rcvd noqp
+	sent=$(grew "$1" tx_cnp) rcvd=$(grew "$2" rx_cnp)
+	noqp=$(grew "$2" rx_drop_no_qp)
+	[ "$sent" -gt 0 ] && [ "$rcvd" -le "$sent" ] &&
+		[ "$rcvd" -ge $((sent - noqp)) ]
+}
+
+# One CNP for every mark, on the wire as IBA A17.9.3 has it.
+echo 0 >"$PARAM"
+sr_check "capture starts" sr_capture_start "$A" "$LOGS/cnp.pcapng"
+snap
+sr_check "rc_verify passes with 20 % of frames marked" \
+	sr_rc_verify "$LOGS/every" 18620 "$GA" "$GB"
+report "cnp_interval_us=0"
+sleep 1
+sr_capture_stop
+read -r frames roce bad _ <<<"$(sr_capture_summary "$LOGS/cnp.pcapng")"
+sr_log "capture: $frames frames, $roce RoCEv2, $bad with errors"
+sr_check "tshark finds no malformed frame" test "$bad" = 0 -a "$roce" -gt 0
+sr_log "opcodes (count, opcode): $(sr_tshark_read "$LOGS/cnp.pcapng" \
+	-T fields -e infiniband.bth.opcode | sort | uniq -c | tr -s ' \n' ' ')"
+# The CNPs' UDP payloads (tshark names no BECN field): BTH, the reserved
+# bytes and the ICRC.
+sr_tshark_read "$LOGS/cnp.pcapng" -Y "infiniband.bth.opcode == 129" \
+	-T fields -e udp.payload >"$LOGS/cnps"
+sr_log "CNPs captured: $(wc -l <"$LOGS/cnps")," \
+	"sent: $(( $(grew "$DA" tx_cnp) + $(grew "$DB" tx_cnp) ))"
+sr_check "CNPs on the wire" test -s "$LOGS/cnps"
+# Hex digits: opcode 1-2, BECN alone in the byte at 9-10, PSN 19-24, the
+# 16 reserved bytes 25-56, the ICRC 57-64.
+sr_check "each with BECN set, PSN 0 and 16 zero reserved bytes" \
+	awk '{ gsub(":", "") }
+	     length($0) != 64 || substr($0, 9, 2) != "40" ||
+	     substr($0, 19, 6) != "000000" ||
+	     substr($0, 25, 32) !~ /^0+$/ { bad = 1 }
+	     END { exit bad }' "$LOGS/cnps"
+
+sr_check "marks reached $DA" test "$(grew "$DA" rx_ecn_ce)" -gt 0
+sr_check "marks reached $DB" test "$(grew "$DB" rx_ecn_ce)" -gt 0
+sr_check "$DA answered every mark with a CNP" \
+	test "$(grew "$DA" tx_cnp)" = "$(grew "$DA" rx_ecn_ce)"
+sr_check "$DB answered every mark with a CNP" \
+	test "$(grew "$DB" tx_cnp)" = "$(grew "$DB" rx_ecn_ce)"
+sr_check "$DB took $DA's CNPs" cnps_taken "$DA" "$DB"
+sr_check "$DA took $DB's CNPs" cnps_taken "$DB" "$DA"
+sr_check "no CNP was refused as an unknown opcode" \
+	test "$(grew "$DA" rx_drop_bad_opcode)" = 0 \
+	-a "$(grew "$DB" rx_drop_bad_opcode)" = 0
+sr_check "marks cost no retransmission" \
+	test "$(( $(grew "$DA" retransmit_timeout) + $(grew "$DB" retransmit_timeout) \
+		+ $(grew "$DA" seq_nak_received) + $(grew "$DB" seq_nak_received) ))" = 0
+
+# At most one CNP per queue pair per second (rc_verify has one each side).
+echo 1000000 >"$PARAM"
+snap
+t0=$(date +%s%N)
+sr_check "rc_verify passes with a one-second CNP interval" \
+	sr_rc_verify "$LOGS/spaced" 18621 "$GA" "$GB"
+secs=$(( ($(date +%s%N) - t0 + 999999999) / 1000000000 ))
+report "cnp_interval_us=1000000, ${secs} s"
+# CNPs go at 0, 1, ... s: within secs (rounded up), at most secs + 1.
+for d in "$DA" "$DB"; do
+	sr_check "$d: at most one CNP a second over $secs s" \
+		test "$(grew "$d" tx_cnp)" -ge 1 -a \
+		"$(grew "$d" tx_cnp)" -le $((secs + 1))
+	sr_check "$d: the interval held back CNPs for later marks" \
+		test "$(grew "$d" rx_ecn_ce)" -gt "$(grew "$d" tx_cnp)"
+done
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done
