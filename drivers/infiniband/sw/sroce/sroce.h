@@ -20,8 +20,8 @@
  *       sroce_cq.lock (IRQ off: producing completions; innermost)
  *
  * Leaves, taken with nothing else held: sroce_dev.mcast_lock,
- * sroce_dev.gid_lock (mutex; the core calls add_gid and del_gid with its
- * GID table's mutex held),
+ * sroce_dev.gid_lock (mutex, inside RTNL and the core's GID table mutex,
+ * which add_gid and del_gid are called with),
  * sroce_qp.sq_post_lock and rq_post_lock, sroce_srq.post_lock (kernel
  * posters; they ring doorbells only after dropping them). A kernel
  * consumer's CQ handlers and QP events run from an irq_work or a work

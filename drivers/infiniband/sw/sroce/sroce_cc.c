@@ -28,6 +28,8 @@ MODULE_PARM_DESC(cnp_interval_us,
 /**
  * sroce_cc_ce_marked() - did the network mark @skb Congestion Experienced?
  * @skb: a received packet, IP header at skb->data
+ *
+ * Return: true when its ECN field says CE.
  */
 bool sroce_cc_ce_marked(const struct sk_buff *skb)
 {
@@ -50,7 +52,8 @@ static bool sroce_cc_cnp_due(struct sroce_qp *qp)
 
 	if (!interval)
 		return true;
-	if (last && now - last < interval)
+	/* Signed: another CPU may have stored a later now than ours. */
+	if (last && (s64)(now - last) < (s64)interval)
 		return false;
 	return atomic64_try_cmpxchg(&qp->cnp_sent_ns, &last, now);
 }
@@ -92,7 +95,11 @@ void sroce_cc_ce_rcv(struct sroce_qp *qp)
 		return;
 	if (!sroce_cc_cnp_due(qp))
 		return;
-	/* The path is stable under either data-path lock. */
+	/*
+	 * The path is written only on the way into RTR, before the new state
+	 * is published under both data-path locks: seen in RTR or later
+	 * under one of them, it is complete.
+	 */
 	spin_lock(&qp->resp_lock);
 	state = sroce_qp_state(qp);
 	if (state == IB_QPS_RTR || state == IB_QPS_RTS ||

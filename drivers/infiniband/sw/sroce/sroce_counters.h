@@ -50,8 +50,10 @@
  * @SROCE_CNT_TX_CPU_HANDOFF: sends moved to the CPU that sent the queue
  *	pair's packets still in flight, to keep them in order
  * @SROCE_CNT_SQ_DOORBELL: send doorbells user space rang (system calls)
- * @SROCE_CNT_RX_ECN_CE: packets received marked Congestion Experienced
- * @SROCE_CNT_TX_CNP: congestion notification packets sent (sroce_cc.c)
+ * @SROCE_CNT_RX_ECN_CE: packets received marked Congestion Experienced, by
+ *	unicast queue pairs (not multicast datagrams, not CNPs)
+ * @SROCE_CNT_TX_CNP: congestion notification packets built and handed to
+ *	the send path (sroce_cc.c); one the netdev then drops is also tx_drop
  * @SROCE_CNT_RX_CNP: congestion notification packets received
  * @SROCE_NUM_COUNTERS: number of counters
  */

@@ -30,6 +30,27 @@ struct sroce_budget {
 	atomic_t user;
 };
 
+/* Queues of looped-back packets (sroce_loop.c): a power of two. */
+#define SROCE_LO_SHARDS		16
+
+struct sroce_gid_set;
+
+/**
+ * struct sroce_lo_shard - one queue of looped-back packets
+ * @queue: packets for the queue pairs whose number selects this queue,
+ *	in sending order
+ * @drain_lock: held by whoever delivers @queue: one drainer at a time
+ *	keeps the order, whichever CPU sent the packets
+ * @work: delivers @queue when no sender does it itself
+ * @sdev: the device
+ */
+struct sroce_lo_shard {
+	struct sk_buff_head queue;
+	spinlock_t drain_lock;	/* one drainer of queue */
+	struct work_struct work;
+	struct sroce_dev *sdev;
+} ____cacheline_aligned_in_smp;
+
 /**
  * struct sroce_dev - one sroce RDMA device bound to one Ethernet netdev.
  * @ibdev: the core's device; must stay first (ib_alloc_device)
@@ -62,7 +83,12 @@ struct sroce_budget {
  * @max_ah: limit on address handles (likewise)
  * @max_pd: limit on protection domains (likewise)
  * @counters: per-CPU counters, summed on read
+ * @counter_sets: the per-CPU counter sets of rdma counters that queue
+ *	pairs are bound to (rdma statistic qp), by counter id
  * @lo: queues of packets this device sent to itself, by destination QP
+ * @gids: the RoCEv2 GIDs of @ndev the receive hook takes packets for
+ *	(RCU; sroce_gid.c)
+ * @gid_lock: serialises replacing @gids
  * @local_dma_mr: the region the local DMA lkey 0 names (kernel PDs only)
  * @mw_lock: serialises binding memory windows with deregistering the
  *	regions and windows involved
@@ -70,27 +96,6 @@ struct sroce_budget {
  * @mcast_lock: serialises attach and detach
  * @num_mcg: groups in @mcast_list
  */
-/* Queues of looped-back packets (sroce_loop.c): a power of two. */
-#define SROCE_LO_SHARDS		16
-
-/**
- * struct sroce_lo_shard - one queue of looped-back packets
- * @queue: packets for the queue pairs whose number selects this queue,
- *	in sending order
- * @drain_lock: held by whoever delivers @queue: one drainer at a time
- *	keeps the order, whichever CPU sent the packets
- * @work: delivers @queue when no sender does it itself
- * @sdev: the device
- */
-struct sroce_gid_set;
-
-struct sroce_lo_shard {
-	struct sk_buff_head queue;
-	spinlock_t drain_lock;	/* one drainer of queue */
-	struct work_struct work;
-	struct sroce_dev *sdev;
-} ____cacheline_aligned_in_smp;
-
 struct sroce_dev {
 	struct ib_device ibdev;
 	struct net_device *ndev;
@@ -124,7 +129,7 @@ struct sroce_dev {
 	struct sroce_pcpu_counters __percpu *counters;
 	struct xarray counter_sets;
 	struct sroce_lo_shard lo[SROCE_LO_SHARDS];
-	struct sroce_gid_set __rcu *gids;	/* sroce_gid.c */
+	struct sroce_gid_set __rcu *gids;
 	struct mutex gid_lock;	/* replacing gids */
 	struct sroce_mr local_dma_mr;
 	spinlock_t mw_lock;	/* bindings against deregistration */

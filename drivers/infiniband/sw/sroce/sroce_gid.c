@@ -57,8 +57,12 @@ static int sroce_gid_replace(struct sroce_dev *sdev,
 		if (!old || i == old->n)
 			return 0;	/* not one we kept */
 	}
+	/*
+	 * The core ignores a failed deletion, which would leave us taking
+	 * packets for an address that is gone: deleting must not fail.
+	 */
 	set = kmalloc(struct_size(set, gid, (old ? old->n : 0) + !!attr),
-		      GFP_KERNEL);
+		      attr ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL);
 	if (!set)
 		return -ENOMEM;
 	for (i = 0; old && i < old->n; i++)
@@ -114,6 +118,7 @@ int sroce_del_gid(const struct ib_gid_attr *attr, void **context)
  * @addr: a unicast destination address (IPv4 in its mapped form)
  *
  * Context: RCU read side (the receive hook).
+ * Return: true when it is.
  */
 bool sroce_gid_is_local(struct sroce_dev *sdev, const struct in6_addr *addr)
 {

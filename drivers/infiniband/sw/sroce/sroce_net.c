@@ -156,7 +156,7 @@ static bool sroce_is_roce_packet(struct sroce_dev *sdev,
 	if (!uh || uh->dest != htons(SROCE_UDP_PORT))
 		return false;
 
-	/* The GID table exists from registration on. */
+	/* Nothing for a device still registering or going away. */
 	if (READ_ONCE(sdev->state) != SROCE_DEV_LIVE)
 		return false;
 	/* A group some QP of this device is attached to. */

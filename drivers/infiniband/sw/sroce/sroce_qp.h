@@ -42,6 +42,8 @@ struct sroce_swqe_state {
  * @rnr_left: RNR retries left (7: unlimited)
  * @rnr_wait: waiting out an RNR NAK's timer before resending
  * @timer_una: @una when the timer was armed, to detect progress
+ * @gap_psn: the read response last asked again at a gap
+ * @gap_reasked: @gap_psn is valid
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
  * @st: per-slot state of the WQEs in @shadow
  */
@@ -61,8 +63,8 @@ struct sroce_req {
 	u8 rnr_left;
 	bool rnr_wait;
 	u32 timer_una;
-	u32 gap_psn;		/* read response last asked again ... */
-	bool gap_reasked;	/* ... at a gap, if any */
+	u32 gap_psn;
+	bool gap_reasked;
 	void *shadow;
 	struct sroce_swqe_state *st;
 };
@@ -221,6 +223,7 @@ struct sroce_tx_credit {
  * @err_work: completes everything outstanding after a data-path error
  * @event_work: delivers a kernel QP's async events (@events_pending)
  * @events_pending: enum ib_event_type bits raised and not yet delivered
+ * @cnp_sent_ns: when the QP last sent a CNP (ktime_get_ns(), 0 never)
  */
 struct sroce_qp {
 	struct ib_qp ibqp;
@@ -253,7 +256,7 @@ struct sroce_qp {
 	struct work_struct err_work;
 	struct work_struct event_work;
 	unsigned long events_pending;
-	atomic64_t cnp_sent_ns;	/* sroce_cc.c: when the last CNP went */
+	atomic64_t cnp_sent_ns;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
