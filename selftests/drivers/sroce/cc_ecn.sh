@@ -8,8 +8,8 @@
 # one per mark with cnp_interval_us=0 and at most one per interval with a
 # one-second interval; the peer must take and count every CNP (none is
 # dropped as unknown), and the data moved meanwhile must arrive intact
-# with no retransmission, since a mark is not a loss. (CNPs to rdma_rxe,
-# which knows none, and across real NICs: twohost/interop.sh.)
+# with no retransmission, since a mark is not a loss. (CNPs across real
+# NICs: twohost/interop.sh.)
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
