@@ -20,7 +20,7 @@
 # CNPs throughout, which guest b's sroce must take and count, over real
 # NICs. Not on link 2: with CNPs going to rdma_rxe over these virtio
 # NICs, guest b (rxe, 6.12) double-faulted in rxe's requester in two of
-# three runs, a fault not yet understood (in one guest over a veth, rxe
+# eight runs, a fault not yet understood (in one guest over a veth, rxe
 # took 48,000 CNPs and stayed well). rxe's frames are not ECN-capable, so
 # no network marks them and sroce sends rxe no CNPs outside this test.
 #
