@@ -307,7 +307,7 @@ def panels(rows):
     sweep = [r for t in by_test if re.fullmatch(r"ns_write_bw_loss[0-9.]+", t)
              for r in take(t)]
     if sweep:
-        base = [r for r in by_test.get("ns_write_bw", [])]
+        base = by_test.get("ns_write_bw")
         pts = loss_points(base[0] if base else None, sweep)
         out.append((panel_loss_bw, (pts,)))
         out.append((panel_loss_retx, (pts,)))

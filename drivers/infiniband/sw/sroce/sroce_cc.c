@@ -12,7 +12,6 @@
  * queue pair and path. A UD receiver counts the mark and sends nothing.
  */
 #include <linux/moduleparam.h>
-#include <net/inet_ecn.h>
 
 #include "sroce.h"
 #include "sroce_hdr.h"
@@ -24,21 +23,6 @@ static unsigned int cnp_interval_us = 50;
 module_param(cnp_interval_us, uint, 0644);
 MODULE_PARM_DESC(cnp_interval_us,
 		 "Least time between two CNPs a queue pair sends, in microseconds (0: one per marked packet; default 50, as hardware)");
-
-/**
- * sroce_cc_ce_marked() - did the network mark @skb Congestion Experienced?
- * @skb: a received packet, IP header at skb->data
- *
- * Return: true when its ECN field says CE.
- */
-bool sroce_cc_ce_marked(const struct sk_buff *skb)
-{
-	u8 dsfield = skb->protocol == htons(ETH_P_IP) ?
-		     ipv4_get_dsfield(ip_hdr(skb)) :
-		     ipv6_get_dsfield(ipv6_hdr(skb));
-
-	return INET_ECN_is_ce(dsfield);
-}
 
 /*
  * Claim the right to send a CNP now. Receivers of one queue pair may run

@@ -74,7 +74,6 @@ static inline void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
 }
 
 /* sroce_cc.c */
-bool sroce_cc_ce_marked(const struct sk_buff *skb);
 void sroce_cc_ce_rcv(struct sroce_qp *qp);
 void sroce_cc_cnp_rcv(struct sroce_qp *qp);
 

@@ -9,6 +9,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <net/ip.h>
+#include <net/inet_ecn.h>
 #include <net/ipv6.h>
 
 #include "sroce_sq.h"
@@ -92,6 +93,30 @@ static void sroce_rcv_saddr(const struct sk_buff *skb, struct in6_addr *a)
 		*a = ipv6_hdr(skb)->saddr;
 }
 
+/*
+ * A connected QP talks to one peer, its path set before RTR: a packet
+ * from any other address is dropped and counted. Fills @pkt->saddr.
+ */
+static bool sroce_rcv_from_peer(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	sroce_rcv_saddr(pkt->skb, &pkt->saddr);
+	if (ipv6_addr_equal(&pkt->saddr, &qp->path.daddr))
+		return true;
+	sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_WRONG_PEER, pkt);
+	return false;
+}
+
+/* A packet the network marked Congestion Experienced goes to sroce_cc.c. */
+static void sroce_rcv_ecn(struct sroce_qp *qp, const struct sk_buff *skb)
+{
+	u8 dsfield = skb->protocol == htons(ETH_P_IP) ?
+		     ipv4_get_dsfield(ip_hdr(skb)) :
+		     ipv6_get_dsfield(ipv6_hdr(skb));
+
+	if (unlikely(INET_ECN_is_ce(dsfield)))
+		sroce_cc_ce_rcv(qp);
+}
+
 static bool sroce_opcode_is_response(u8 op)
 {
 	return op == SROCE_OP_ACKNOWLEDGE ||
@@ -108,13 +133,9 @@ static void sroce_rcv_cnp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;
 
-	if (type == IB_QPT_RC || type == IB_QPT_UC) {
-		sroce_rcv_saddr(pkt->skb, &pkt->saddr);
-		if (!ipv6_addr_equal(&pkt->saddr, &qp->path.daddr)) {
-			sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_WRONG_PEER, pkt);
-			return;
-		}
-	}
+	if ((type == IB_QPT_RC || type == IB_QPT_UC) &&
+	    !sroce_rcv_from_peer(qp, pkt))
+		return;
 	sroce_qp_count(qp, SROCE_CNT_RX_QP_PACKETS);
 	sroce_cc_cnp_rcv(qp);
 }
@@ -164,8 +185,7 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 	if (qp && transport == SROCE_TRANSPORT_UD &&
 	    (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI)) {
 		sroce_qp_count(qp, SROCE_CNT_RX_QP_PACKETS);
-		if (unlikely(sroce_cc_ce_marked(skb)))
-			sroce_cc_ce_rcv(qp);
+		sroce_rcv_ecn(qp, skb);
 		sroce_ud_rcv(qp, &pkt);
 		goto out;
 	}
@@ -178,15 +198,10 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 			      pkt.opcode);
 		goto out;
 	}
-	sroce_rcv_saddr(skb, &pkt.saddr);
-	/* A connected QP talks to one peer; the path is set before RTR. */
-	if (!ipv6_addr_equal(&pkt.saddr, &qp->path.daddr)) {
-		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_WRONG_PEER, &pkt);
+	if (!sroce_rcv_from_peer(qp, &pkt))
 		goto out;
-	}
 	sroce_qp_count(qp, SROCE_CNT_RX_QP_PACKETS);
-	if (unlikely(sroce_cc_ce_marked(skb)))
-		sroce_cc_ce_rcv(qp);
+	sroce_rcv_ecn(qp, skb);
 	if (sroce_opcode_is_response(pkt.opcode & SROCE_OP_MASK))
 		sroce_comp_rcv(qp, &pkt);
 	else
