@@ -264,8 +264,11 @@ struct sroce_create_ah_resp {
  * little-endian 64-bit words indexed by the enums below; bit i of
  * "present" says whether val[i] applies to the object (the requester and
  * responder fields to RC and UC QPs, the receive ring to QPs without an
- * SRQ). A later version only appends to the enums: a reader checks
- * version and takes the first nfields words it knows.
+ * SRQ). The congestion control fields (RC and UC): whether a CNP limited
+ * the rate, the rate and target rate in Mb/s (the line rate while not
+ * limited), and DCQCN's alpha in 1/1024ths. A later version only
+ * appends to the enums: a reader checks version and takes the first
+ * nfields words it knows.
  */
 #define SROCE_RES_RAW_VERSION	1
 
@@ -298,6 +301,10 @@ enum sroce_res_qp_field {
 	SROCE_RES_QP_IN_WRITE,
 	SROCE_RES_QP_REPLIES_QUEUED,
 	SROCE_RES_QP_TX_INFLIGHT,
+	SROCE_RES_QP_CC_LIMITED,
+	SROCE_RES_QP_CC_RATE_MBPS,
+	SROCE_RES_QP_CC_TARGET_MBPS,
+	SROCE_RES_QP_CC_ALPHA,
 	SROCE_RES_QP_NFIELDS
 };
 

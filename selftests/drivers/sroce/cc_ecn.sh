@@ -10,6 +10,13 @@
 # dropped as unknown), and the data moved meanwhile must arrive intact
 # with no retransmission, since a mark is not a loss. (CNPs across real
 # NICs: twohost/interop.sh.)
+#
+# Then the reaction point: under marks, a writer's CNPs must cut its rate
+# (rdma resource -dd shows it limited, below the line rate) and its pacer
+# must hold packets back; once the marks stop, the rate must recover to
+# the line rate and the limit go. Last, the per-device switches: with
+# cc/rp_enable 0 CNPs leave the rate alone, with cc/np_enable 0 marks get
+# no CNP.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
@@ -17,6 +24,7 @@ sr_tool rc_verify >/dev/null || sr_skip "rc_verify not built"
 command -v tc >/dev/null || sr_skip "tc missing"
 command -v ibv_devinfo >/dev/null || sr_skip "ibv_devinfo missing"
 command -v tshark >/dev/null || sr_skip "tshark missing"
+command -v ib_write_bw >/dev/null || sr_skip "ib_write_bw missing"
 PARAM=/sys/module/sroce/parameters/cnp_interval_us
 if [ ! -w "$PARAM" ]; then
 	sr_fail "sroce has no cnp_interval_us parameter"
@@ -44,7 +52,14 @@ mark_roce() {
 		priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
 	"${ns[@]}" tc qdisc add dev "$dev" parent 1:3 handle 30: \
 		netem loss 20% ecn &&
-	"${ns[@]}" tc filter add dev "$dev" parent 1: protocol ip u32 \
+	roce_to_netem "$@"
+}
+# roce_to_netem DEV [NETNS]: RoCEv2 frames to netem's band (marks on).
+roce_to_netem() {
+	local ns=()
+
+	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
+	"${ns[@]}" tc filter add dev "$1" parent 1: protocol ip u32 \
 		match ip protocol 17 0xff match ip dport 4791 0xffff flowid 1:3
 }
 mark_roce "$A" || sr_skip "cannot set up netem ecn marking"
@@ -52,7 +67,7 @@ mark_roce "$B" "$NS" || sr_fail "netem ecn marking in $NS"
 
 LOGS=$(mktemp -d)
 sr_on_exit "rm -rf $LOGS"
-COUNTERS="rx_ecn_ce tx_cnp rx_cnp rx_drop_no_qp rx_drop_wrong_peer retransmit_timeout seq_nak_received"
+COUNTERS="rx_ecn_ce tx_cnp rx_cnp rx_drop_no_qp rx_drop_wrong_peer retransmit_timeout seq_nak_received cc_rate_cut cc_pace_wait"
 declare -A was
 # snap: remember every counter of both devices.
 snap() {
@@ -146,5 +161,60 @@ for d in "$DA" "$DB"; do
 	sr_check "$d: the interval held back CNPs for later marks" \
 		test "$(grew "$d" rx_ecn_ce)" -gt "$(grew "$d" tx_cnp)"
 done
+
+# The reaction point. DA writes to DB for a while, its frames marked.
+# cc_field NAME: NAME's value for DA's RC queue pair in rdma resource -dd.
+cc_field() {
+	rdma -dd resource show qp link "$DA/1" |
+		sed -n "/type RC/s/.* drv_$1 \([0-9]*\).*/\1/p" | head -n 1
+}
+line_rate=$(ethtool "$A" 2>/dev/null | sed -n 's/.*Speed: \([0-9]*\)Mb.*/\1/p')
+echo 0 >"$PARAM"
+PORT=$(( 21000 + (SR_TAG % 400) * 10 ))
+ip netns exec "$NS" timeout -k 5 120 ib_write_bw -d "$DB" -x "$GB" \
+	-p "$PORT" -D 6 -s 65536 -F >"$LOGS/bw.server" 2>&1 &
+srv=$!
+sr_check "ib_write_bw server listens" sr_wait_listen "$PORT" "$NS" 60
+snap
+timeout -k 5 120 ib_write_bw -d "$DA" -x "$GA" -p "$PORT" -D 6 -s 65536 \
+	-F "$PEER4" >"$LOGS/bw.client" 2>&1 &
+cli=$!
+sleep 3
+limited=$(cc_field cc_limited) rate=$(cc_field cc_rate_mbps)
+sr_log "under marks: cc_limited $limited, cc_rate_mbps $rate," \
+	"cc_alpha $(cc_field cc_alpha), line rate ${line_rate:-unknown}"
+# The marks stop; the rate climbs back to the line rate.
+tc filter del dev "$A" parent 1:
+sleep 2
+limited2=$(cc_field cc_limited) rate2=$(cc_field cc_rate_mbps)
+sr_log "marks off for 2 s: cc_limited $limited2, cc_rate_mbps $rate2"
+wait "$cli"; crc=$?
+wait "$srv"; src=$?
+report "ib_write_bw, marks for 3 s"
+grep -E '^ *[0-9]+ +[0-9]+ ' "$LOGS/bw.client" | sed 's/^/# ib_write_bw: /'
+sr_check "ib_write_bw ran" test "$crc.$src" = 0.0
+sr_check "CNPs cut $DA's rate" test "$(grew "$DA" cc_rate_cut)" -gt 0
+sr_check "the pacer held $DA's packets back" \
+	test "$(grew "$DA" cc_pace_wait)" -gt 0
+sr_check "rdma resource shows the queue pair limited" test "$limited" = 1
+sr_check "below the line rate" test -n "$rate" -a "$rate" -lt "${line_rate:-100000}"
+sr_check "after the marks, the limit went" test "$limited2" = 0
+sr_check "at the line rate again" test "$rate2" = "${line_rate:-100000}"
+
+# The switches: DA neither slows down for CNPs nor sends any.
+sr_check "marks again" roce_to_netem "$A"
+echo 0 >"/sys/class/infiniband/$DA/cc/rp_enable"
+echo 0 >"/sys/class/infiniband/$DA/cc/np_enable"
+sr_on_exit "echo 1 > /sys/class/infiniband/$DA/cc/rp_enable"
+sr_on_exit "echo 1 > /sys/class/infiniband/$DA/cc/np_enable"
+snap
+sr_check "rc_verify passes with $DA's congestion control off" \
+	sr_rc_verify "$LOGS/off" 18622 "$GA" "$GB"
+report "$DA's np_enable and rp_enable 0"
+sr_check "$DA took CNPs" test "$(grew "$DA" rx_cnp)" -gt 0
+sr_check "and kept its rate" test "$(grew "$DA" cc_rate_cut)" = 0 \
+	-a "$(grew "$DA" cc_pace_wait)" = 0
+sr_check "$DA took marks" test "$(grew "$DA" rx_ecn_ce)" -gt 0
+sr_check "and sent no CNP" test "$(grew "$DA" tx_cnp)" = 0
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done

@@ -10,6 +10,9 @@
  *
  * Only connected queue pairs (RC, UC) send CNPs: they know their peer's
  * queue pair and path. A UD receiver counts the mark and sends nothing.
+ * What a CNP does to the sender's rate is the reaction point's
+ * (sroce_dcqcn.c). Each half can be turned off per device, in sysfs:
+ * /sys/class/infiniband/<dev>/cc/{np,rp}_enable.
  */
 #include <linux/moduleparam.h>
 
@@ -77,6 +80,8 @@ void sroce_cc_ce_rcv(struct sroce_qp *qp)
 	sroce_qp_count(qp, SROCE_CNT_RX_ECN_CE);
 	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
 		return;
+	if (!READ_ONCE(to_sdev(qp->ibqp.device)->cc_np_enable))
+		return;
 	if (!sroce_cc_cnp_due(qp))
 		return;
 	/*
@@ -97,9 +102,90 @@ void sroce_cc_ce_rcv(struct sroce_qp *qp)
  * @qp: the queue pair it names; for a connected one, the CNP came from
  *	its peer
  *
+ * A connected queue pair slows down; a datagram one, whose CNP could
+ * come from any of its peers, only counts it.
  * Context: softirq or BH disabled; no queue pair lock held.
  */
 void sroce_cc_cnp_rcv(struct sroce_qp *qp)
 {
 	sroce_qp_count(qp, SROCE_CNT_RX_CNP);
+	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
+		sroce_cc_rp_cnp(qp);
 }
+
+/* The per-device switches: "1" or "0" in cc/np_enable and cc/rp_enable. */
+static ssize_t sroce_cc_show(struct device *dev, bool *on, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(*on));
+}
+
+static ssize_t sroce_cc_store(bool *on, const char *buf, size_t count)
+{
+	bool v;
+	int err = kstrtobool(buf, &v);
+
+	if (err)
+		return err;
+	WRITE_ONCE(*on, v);
+	return count;
+}
+
+static ssize_t np_enable_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	struct sroce_dev *sdev = rdma_device_to_drv_device(dev,
+							  struct sroce_dev,
+							  ibdev);
+
+	return sroce_cc_show(dev, &sdev->cc_np_enable, buf);
+}
+
+static ssize_t np_enable_store(struct device *dev,
+			       struct device_attribute *attr,
+			       const char *buf, size_t count)
+{
+	struct sroce_dev *sdev = rdma_device_to_drv_device(dev,
+							  struct sroce_dev,
+							  ibdev);
+
+	return sroce_cc_store(&sdev->cc_np_enable, buf, count);
+}
+static DEVICE_ATTR_RW(np_enable);
+
+static ssize_t rp_enable_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	struct sroce_dev *sdev = rdma_device_to_drv_device(dev,
+							  struct sroce_dev,
+							  ibdev);
+
+	return sroce_cc_show(dev, &sdev->cc_rp_enable, buf);
+}
+
+static ssize_t rp_enable_store(struct device *dev,
+			       struct device_attribute *attr,
+			       const char *buf, size_t count)
+{
+	struct sroce_dev *sdev = rdma_device_to_drv_device(dev,
+							  struct sroce_dev,
+							  ibdev);
+
+	return sroce_cc_store(&sdev->cc_rp_enable, buf, count);
+}
+static DEVICE_ATTR_RW(rp_enable);
+
+static struct attribute *sroce_cc_attrs[] = {
+	&dev_attr_np_enable.attr,
+	&dev_attr_rp_enable.attr,
+	NULL,
+};
+
+/*
+ * The rdma core asks new drivers for netlink rather than sysfs, but its
+ * netlink has no command for a driver's own settings; this is the one
+ * place sroce has them.
+ */
+const struct attribute_group sroce_cc_attr_group = {
+	.name = "cc",
+	.attrs = sroce_cc_attrs,
+};

@@ -55,6 +55,11 @@
  * @SROCE_CNT_TX_CNP: congestion notification packets built and handed to
  *	the send path (sroce_cc.c); one the netdev then drops is also tx_drop
  * @SROCE_CNT_RX_CNP: congestion notification packets received
+ * @SROCE_CNT_CC_RATE_CUT: times a CNP cut a queue pair's send rate
+ *	(sroce_dcqcn.c); CNPs within dcqcn_rate_reduce_period_us of a cut
+ *	raise its alpha only
+ * @SROCE_CNT_CC_PACE_WAIT: times a queue pair waited for its rate limiter
+ *	before sending a packet
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -92,6 +97,8 @@ enum sroce_counter {
 	SROCE_CNT_RX_ECN_CE,
 	SROCE_CNT_TX_CNP,
 	SROCE_CNT_RX_CNP,
+	SROCE_CNT_CC_RATE_CUT,
+	SROCE_CNT_CC_PACE_WAIT,
 	SROCE_NUM_COUNTERS
 };
 

@@ -64,6 +64,9 @@ struct sroce_lo_shard {
  * @last_port_state: port state last reported with an event; under RTNL
  * @active_speed: IB speed for the netdev's link speed; written under RTNL
  * @active_width: IB width to go with @active_speed
+ * @link_mbps: the netdev's link speed in Mb/s, 0 unknown; under RTNL
+ * @cc_np_enable: answer CE marks with CNPs (sysfs cc/np_enable)
+ * @cc_rp_enable: cut the rate on CNPs (sysfs cc/rp_enable)
  * @pd_ida: allocator of protection domain numbers, bounds the PD count
  * @mr_xa: memory regions and windows by key index (key >> 8)
  * @mr_next: next MR table slot to try, so slots are not reused at once
@@ -108,6 +111,9 @@ struct sroce_dev {
 	enum ib_port_state last_port_state;
 	u16 active_speed;
 	u8 active_width;
+	u32 link_mbps;
+	bool cc_np_enable;
+	bool cc_rp_enable;
 	struct ida pd_ida;
 	struct xarray mr_xa;
 	u32 mr_next;

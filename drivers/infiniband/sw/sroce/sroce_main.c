@@ -180,6 +180,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.del_gid = sroce_del_gid,
 	.dereg_mr = sroce_dereg_mr,
+	.device_group = &sroce_cc_attr_group,
 	.fill_res_cq_entry = sroce_fill_res_cq_entry,
 	.fill_res_cq_entry_raw = sroce_fill_res_cq_entry_raw,
 	.fill_res_mr_entry = sroce_fill_res_mr_entry,
@@ -298,6 +299,8 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->max_ah = clamp_t(u32, max_ah, 2, SROCE_MAX_AH);
 	sdev->max_pd = clamp_t(u32, max_pd, 2, SROCE_MAX_PD);
 	sdev->state = SROCE_DEV_NEW;
+	sdev->cc_np_enable = true;
+	sdev->cc_rp_enable = true;
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 

@@ -112,6 +112,7 @@ static void sroce_update_speed_rtnl(struct sroce_dev *sdev)
 	}
 	WRITE_ONCE(sdev->active_speed, speed);
 	WRITE_ONCE(sdev->active_width, width);
+	WRITE_ONCE(sdev->link_mbps, mbps);
 }
 
 /*

@@ -76,6 +76,18 @@ static inline void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
 /* sroce_cc.c */
 void sroce_cc_ce_rcv(struct sroce_qp *qp);
 void sroce_cc_cnp_rcv(struct sroce_qp *qp);
+extern const struct attribute_group sroce_cc_attr_group;
+
+/* sroce_dcqcn.c */
+void sroce_cc_rp_init(struct sroce_qp *qp);
+void sroce_cc_rp_reset(struct sroce_qp *qp);
+void sroce_cc_rp_cnp(struct sroce_qp *qp);
+bool sroce_cc_may_send(struct sroce_qp *qp, int who);
+void sroce_cc_charge(struct sroce_qp *qp, unsigned int bytes);
+bool sroce_cc_holds_next(struct sroce_qp *qp, unsigned int payload);
+enum hrtimer_restart sroce_cc_pace_timer(struct hrtimer *timer);
+bool sroce_cc_rp_query(struct sroce_qp *qp, u32 *rate, u32 *target,
+		       u32 *alpha);
 
 /* sroce_gid.c */
 int sroce_add_gid(const struct ib_gid_attr *attr, void **context);

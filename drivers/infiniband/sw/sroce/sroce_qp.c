@@ -194,10 +194,12 @@ struct sroce_qp *sroce_qp_lookup_rcu(struct sroce_dev *sdev, u32 qpn)
 static void sroce_qp_quiesce(struct sroce_qp *qp)
 {
 	hrtimer_cancel(&qp->timer);
+	hrtimer_cancel(&qp->rp.pace_timer);
 	cancel_work_sync(&qp->req_work);
 	cancel_work_sync(&qp->resp_work);
 	cancel_work_sync(&qp->err_work);
 	hrtimer_cancel(&qp->timer);
+	hrtimer_cancel(&qp->rp.pace_timer);
 }
 
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -229,6 +231,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->resp_lock);
 	hrtimer_init(&qp->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->timer.function = sroce_comp_timer;
+	sroce_cc_rp_init(qp);
 	INIT_WORK(&qp->req_work, sroce_sq_work);
 	INIT_WORK(&qp->resp_work, sroce_resp_work);
 	INIT_WORK(&qp->err_work, sroce_qp_err_work);
@@ -450,6 +453,7 @@ static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 	case IB_QPS_RESET:
 		sroce_sq_reset(qp);
 		sroce_resp_reset(qp);
+		sroce_cc_rp_reset(qp);
 		break;
 	case IB_QPS_RTR:
 		if (cur != IB_QPS_RTR)

@@ -190,6 +190,45 @@ struct sroce_tx_credit {
 };
 
 /**
+ * struct sroce_cc_rp - the reaction point's state (DCQCN, sroce_dcqcn.c).
+ * @lock: all of it but @limited and @paced; taken after req_lock or
+ *	resp_lock, never before them
+ * @limited: the QP sends at @rate, not at will; read without the lock
+ * @rate: current rate Rc, in Mb/s
+ * @target: target rate Rt, in Mb/s
+ * @alpha: DCQCN's estimate of congestion, 1024 being 1
+ * @alpha_ns: when @alpha last changed (a CNP, or the periods since)
+ * @cut_ns: when the rate was last cut
+ * @timer_ns: when the rate increase timer last fired
+ * @bytes: bytes sent since the byte counter last fired
+ * @t_stage: rate increase timer events since the last cut
+ * @b_stage: byte counter events since the last cut
+ * @next_tx_ns: when the pacer lets the next packet go
+ * @paced: SROCE_TX_PAUSED_* bits: who waits for @pace_timer
+ * @pace_timer: wakes them when the pacer allows
+ *
+ * Times are ktime_get_ns(). The rate rises in arrears: the timer and
+ * alpha periods that passed are applied when the state is next used, so
+ * no timer runs for them.
+ */
+struct sroce_cc_rp {
+	spinlock_t lock;	/* the rate state */
+	bool limited;
+	u32 rate;
+	u32 target;
+	u32 alpha;
+	u64 alpha_ns;
+	u64 cut_ns;
+	u64 timer_ns;
+	u64 bytes;
+	u32 t_stage;
+	u32 b_stage;
+	u64 next_tx_ns;
+	unsigned long paced;
+	struct hrtimer pace_timer;
+};
+
+/**
  * struct sroce_qp - a queue pair.
  * @ibqp: the core's QP
  * @lock: serialises modify and query
@@ -224,6 +263,7 @@ struct sroce_tx_credit {
  * @event_work: delivers a kernel QP's async events (@events_pending)
  * @events_pending: enum ib_event_type bits raised and not yet delivered
  * @cnp_sent_ns: when the QP last sent a CNP (ktime_get_ns(), 0 never)
+ * @rp: congestion control's rate limiter (RC and UC)
  */
 struct sroce_qp {
 	struct ib_qp ibqp;
@@ -257,6 +297,7 @@ struct sroce_qp {
 	struct work_struct event_work;
 	unsigned long events_pending;
 	atomic64_t cnp_sent_ns;
+	struct sroce_cc_rp rp;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)

@@ -8,8 +8,9 @@
  *
  * ACKs are requested only where they matter: on a message's last packet
  * when it is signaled, or when no packet follows at once (nothing more is
- * posted, or a local operation is next), and every SROCE_ACKREQ_EVERY
- * packets to keep the window moving. One ACK completes everything before
+ * posted, or a local operation is next, or the congestion control's pacer
+ * will hold it), and every SROCE_ACKREQ_EVERY packets to keep the window
+ * moving. One ACK completes everything before
  * it.
  */
 #include "sroce_sq.h"
@@ -168,7 +169,9 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 			 (req->since_ackreq + 1 >= SROCE_ACKREQ_EVERY ||
 			  (last && (qp->sq_sig_all ||
 				    (w->send_flags & SROCE_SEND_F_SIGNALED) ||
-				    !sroce_req_more_to_send(qp))));
+				    !sroce_req_more_to_send(qp))) ||
+			  (READ_ONCE(qp->rp.limited) &&
+			   sroce_cc_holds_next(qp, plen)));
 	}
 	se = last && (w->send_flags & SROCE_SEND_F_SOLICITED) &&
 	     (op == IB_UVERBS_WR_SEND || imm || inv);

@@ -127,6 +127,10 @@ static const char *const sroce_res_qp_names[SROCE_RES_QP_NFIELDS] = {
 	[SROCE_RES_QP_IN_WRITE] = "in_write",
 	[SROCE_RES_QP_REPLIES_QUEUED] = "replies_queued",
 	[SROCE_RES_QP_TX_INFLIGHT] = "tx_inflight",
+	[SROCE_RES_QP_CC_LIMITED] = "cc_limited",
+	[SROCE_RES_QP_CC_RATE_MBPS] = "cc_rate_mbps",
+	[SROCE_RES_QP_CC_TARGET_MBPS] = "cc_target_mbps",
+	[SROCE_RES_QP_CC_ALPHA] = "cc_alpha",
 };
 
 static const struct sroce_res_kind sroce_res_qp = {
@@ -183,6 +187,15 @@ static void sroce_res_qp_snap(struct sroce_qp *qp, struct sroce_res_snap *s)
 	/* Packets below it: the credit holds one more while the QP lives. */
 	sroce_res_set(s, SROCE_RES_QP_TX_INFLIGHT,
 		      max(atomic_read(&qp->credit->held) - 1, 0));
+	if (rc_uc) {
+		u32 rate, target, alpha;
+
+		sroce_res_set(s, SROCE_RES_QP_CC_LIMITED,
+			      sroce_cc_rp_query(qp, &rate, &target, &alpha));
+		sroce_res_set(s, SROCE_RES_QP_CC_RATE_MBPS, rate);
+		sroce_res_set(s, SROCE_RES_QP_CC_TARGET_MBPS, target);
+		sroce_res_set(s, SROCE_RES_QP_CC_ALPHA, alpha);
+	}
 }
 
 /**

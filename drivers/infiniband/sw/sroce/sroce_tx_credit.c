@@ -116,7 +116,8 @@ static void sroce_tx_skb_destructor(struct sk_buff *skb)
  * Context: @who's lock held (req_lock or resp_lock), BH disabled.
  * Return: true, or false after noting that @who waits; the packet that
  * brings the count down to the low mark then queues @who's work. Also
- * false when @who must send from another CPU, whose work is queued.
+ * false when @who must send from another CPU, whose work is queued, and
+ * when the rate limiter holds the packet (sroce_cc_may_send()).
  */
 bool sroce_tx_may_send(struct sroce_qp *qp, int who)
 {
@@ -143,6 +144,9 @@ bool sroce_tx_may_send(struct sroce_qp *qp, int who)
 	}
 	c->cpu[who] = cpu;
 
+	/* Congestion control's pacer, once a CNP limited the rate. */
+	if (unlikely(READ_ONCE(qp->rp.limited)) && !sroce_cc_may_send(qp, who))
+		return false;
 	if (atomic_read(&c->held) <= SROCE_TX_INFLIGHT_HIGH)
 		return true;
 	set_bit(who, &c->paused);
@@ -160,4 +164,6 @@ void sroce_tx_charge(struct sroce_qp *qp, struct sk_buff *skb)
 	atomic_inc(&qp->credit->held);
 	skb_shinfo(skb)->destructor_arg = qp->credit;
 	skb->destructor = sroce_tx_skb_destructor;
+	if (unlikely(READ_ONCE(qp->rp.limited)))
+		sroce_cc_charge(qp, skb->len + ETH_HLEN);
 }

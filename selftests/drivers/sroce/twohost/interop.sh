@@ -18,7 +18,9 @@
 # On link 1, guest a marks every RoCEv2 frame it receives Congestion
 # Experienced (tc pedit, before its device sees them), so it answers with
 # CNPs throughout, which guest b's sroce must take and count, over real
-# NICs. Not on link 2: with CNPs going to rdma_rxe over these virtio
+# NICs, and act on: its rate is cut again and again (to a floor of 100
+# Mb/s here, not the default 1, to keep the test short) while every
+# step's data still checks out. Not on link 2: with CNPs going to rdma_rxe over these virtio
 # NICs, guest b (rxe, 6.12) double-faulted in rxe's requester in two of
 # eight runs, a fault not yet understood (in one guest over a veth, rxe
 # took 48,000 CNPs and stayed well). rxe's frames are not ECN-capable, so
@@ -75,8 +77,12 @@ mark_ce() {
 		match ip protocol 17 0xff match ip dport 4791 0xffff \
 		action pedit ex munge ip tos set 3 retain 3 pipe action csum ip
 }
+MIN_RATE=/sys/module/sroce/parameters/dcqcn_min_rate_mbps
 if [ "$ROLE" = a ]; then
 	sr_check "eth0: incoming RoCEv2 frames marked CE" mark_ce eth0
+else
+	sr_on_exit "echo $(cat $MIN_RATE) > $MIN_RATE"
+	echo 100 >$MIN_RATE
 fi
 sr_link_add "$DEV1" eth0 || sr_fail "rdma link add $DEV1"
 rdma link add "$DEV2" type $TYPE2 netdev eth1 || sr_fail "rdma link add $DEV2"
@@ -183,8 +189,13 @@ if [ "$ROLE" = a ]; then
 	sr_check "$DEV1 answered the marks with CNPs" \
 		test "$(sr_counter "$DEV1" tx_cnp)" -gt 0
 else
-	sr_log "$DEV1: rx_cnp $(sr_counter "$DEV1" rx_cnp)"
+	sr_log "$DEV1: rx_cnp $(sr_counter "$DEV1" rx_cnp)," \
+		"cc_rate_cut $(sr_counter "$DEV1" cc_rate_cut)," \
+		"cc_pace_wait $(sr_counter "$DEV1" cc_pace_wait)"
 	sr_check "$DEV1 took a's CNPs" test "$(sr_counter "$DEV1" rx_cnp)" -gt 0
+	sr_check "and slowed down" \
+		test "$(sr_counter "$DEV1" cc_rate_cut)" -gt 0 -a \
+		"$(sr_counter "$DEV1" cc_pace_wait)" -gt 0
 fi
 sr_check "kernel log clean" sr_dmesg_clean
 mark end
