@@ -16,6 +16,8 @@
  *     sroce_qp.resp_lock (responder, receive queue; nested inside
  *         req_lock only where both halves change: state, reset, destroy)
  *       sroce_srq.lock (taking from an SRQ)
+ *       sroce_cc_rp.lock (a QP's rate limiter; also taken alone, by a
+ *           CNP's receiver and by queries)
  *       sroce_dev.mw_lock (binding windows against deregistration)
  *       sroce_cq.lock (IRQ off: producing completions; innermost)
  *

@@ -349,6 +349,8 @@ out:
  * usual every SROCE_ACKREQ_EVERY packets can take longer than the
  * retransmission timeout, which would then fire although nothing is lost.
  * Context: req_lock held, BH disabled.
+ * Return: true when a packet of @payload bytes sent now makes the next
+ * one wait.
  */
 bool sroce_cc_holds_next(struct sroce_qp *qp, unsigned int payload)
 {
