@@ -102,19 +102,25 @@ void sroce_cc_ce_rcv(struct sroce_qp *qp)
  * @qp: the queue pair it names; for a connected one, the CNP came from
  *	its peer
  *
- * A connected queue pair slows down; a datagram one, whose CNP could
- * come from any of its peers, only counts it.
+ * A connected queue pair that sends slows down; a datagram one, whose
+ * CNP could come from any of its peers, only counts it.
  * Context: softirq or BH disabled; no queue pair lock held.
  */
 void sroce_cc_cnp_rcv(struct sroce_qp *qp)
 {
+	enum ib_qp_state state = sroce_qp_state(qp);
+
 	sroce_qp_count(qp, SROCE_CNT_RX_CNP);
-	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
+	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+		return;
+	/* Late ones for a queue pair that no longer sends change nothing. */
+	if (state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	    state == IB_QPS_SQD || state == IB_QPS_SQE)
 		sroce_cc_rp_cnp(qp);
 }
 
 /* The per-device switches: "1" or "0" in cc/np_enable and cc/rp_enable. */
-static ssize_t sroce_cc_show(struct device *dev, bool *on, char *buf)
+static ssize_t sroce_cc_show(bool *on, char *buf)
 {
 	return sysfs_emit(buf, "%d\n", READ_ONCE(*on));
 }
@@ -137,7 +143,7 @@ static ssize_t np_enable_show(struct device *dev,
 							  struct sroce_dev,
 							  ibdev);
 
-	return sroce_cc_show(dev, &sdev->cc_np_enable, buf);
+	return sroce_cc_show(&sdev->cc_np_enable, buf);
 }
 
 static ssize_t np_enable_store(struct device *dev,
@@ -159,7 +165,7 @@ static ssize_t rp_enable_show(struct device *dev,
 							  struct sroce_dev,
 							  ibdev);
 
-	return sroce_cc_show(dev, &sdev->cc_rp_enable, buf);
+	return sroce_cc_show(&sdev->cc_rp_enable, buf);
 }
 
 static ssize_t rp_enable_store(struct device *dev,

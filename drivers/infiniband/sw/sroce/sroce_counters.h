@@ -58,8 +58,8 @@
  * @SROCE_CNT_CC_RATE_CUT: times a CNP cut a queue pair's send rate
  *	(sroce_dcqcn.c); CNPs within dcqcn_rate_reduce_period_us of a cut
  *	raise its alpha only
- * @SROCE_CNT_CC_PACE_WAIT: times a queue pair waited for its rate limiter
- *	before sending a packet
+ * @SROCE_CNT_CC_PACE_WAIT: times a queue pair's rate limiter held back a
+ *	packet it was about to send (each attempt counts)
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {

@@ -33,6 +33,16 @@
 #define SROCE_CC_BURST_BYTES	16384
 /* A rate for a link whose speed the netdev does not report. */
 #define SROCE_CC_UNKNOWN_MBPS	100000
+/*
+ * Bounds on the writable parameters, so that no value makes arithmetic
+ * overflow or a loop long: rates up to 10 Tb/s, a threshold up to 1000
+ * events, a byte counter of at least 1 KiB.
+ */
+#define SROCE_CC_MAX_MBPS	10000000
+#define SROCE_CC_MAX_THRESHOLD	1000
+#define SROCE_CC_MIN_BYTE_RESET	1024
+/* Increase events applied one by one; more at once (see below). */
+#define SROCE_CC_STEP_EVENTS	64
 
 static unsigned int dcqcn_g_shift = 8;
 module_param(dcqcn_g_shift, uint, 0644);
@@ -84,10 +94,25 @@ module_param(dcqcn_rate_reduce_period_us, uint, 0644);
 MODULE_PARM_DESC(dcqcn_rate_reduce_period_us,
 		 "DCQCN: least time between two rate cuts of a queue pair, microseconds (default 4)");
 
-/* A parameter that divides or is a period: at least 1. */
+/* A period or byte count: at least 1. */
 static u32 sroce_cc_param(const unsigned int *p)
 {
 	return max_t(u32, READ_ONCE(*p), 1);
+}
+
+static u32 sroce_cc_mbps(const unsigned int *p)
+{
+	return clamp_t(u32, READ_ONCE(*p), 1, SROCE_CC_MAX_MBPS);
+}
+
+static u32 sroce_cc_threshold(void)
+{
+	return min_t(u32, READ_ONCE(dcqcn_threshold), SROCE_CC_MAX_THRESHOLD);
+}
+
+static u32 sroce_cc_g_shift(void)
+{
+	return min_t(u32, READ_ONCE(dcqcn_g_shift), 20);
 }
 
 static u32 sroce_cc_max_rate(struct sroce_qp *qp)
@@ -96,7 +121,7 @@ static u32 sroce_cc_max_rate(struct sroce_qp *qp)
 
 	if (!mbps)
 		mbps = READ_ONCE(to_sdev(qp->ibqp.device)->link_mbps);
-	return mbps ?: SROCE_CC_UNKNOWN_MBPS;
+	return min_t(u32, mbps ?: SROCE_CC_UNKNOWN_MBPS, SROCE_CC_MAX_MBPS);
 }
 
 /* f^n for a fraction f of SROCE_CC_ONE, by squaring. */
@@ -119,25 +144,72 @@ static u64 sroce_cc_tx_ns(u64 bytes, u32 mbps)
 	return div_u64(bytes * 8000, max_t(u32, mbps, 1));
 }
 
-/*
- * One increase event: the timer's or the byte counter's, whose stage the
- * caller counted. Return true when the line rate is reached.
- */
-static bool sroce_cc_increase(struct sroce_cc_rp *rp, u32 max_rate)
+static void sroce_cc_stage_inc(u32 *stage)
 {
-	u32 f = READ_ONCE(dcqcn_threshold);
+	if (*stage < U32_MAX)
+		(*stage)++;
+}
+
+/*
+ * How far the next increase event moves the target rate, by the stages
+ * counted: not at all in fast recovery (the first dcqcn_threshold events),
+ * dcqcn_ai_rate_mbps in additive increase, and a growing multiple of
+ * dcqcn_hai_rate_mbps once both the timer and the byte counter have passed
+ * the threshold.
+ */
+static u64 sroce_cc_step(const struct sroce_cc_rp *rp)
+{
+	u32 f = sroce_cc_threshold();
 	u32 lo = min(rp->t_stage, rp->b_stage);
 	u32 hi = max(rp->t_stage, rp->b_stage);
 
-	if (hi < f)
-		;	/* fast recovery: towards the rate before the cut */
-	else if (lo > f)
-		rp->target += (lo - f) * READ_ONCE(dcqcn_hai_rate_mbps);
-	else
-		rp->target += READ_ONCE(dcqcn_ai_rate_mbps);
-	rp->target = min(rp->target, max_rate);
-	rp->rate = (rp->rate + rp->target + 1) / 2;
+	if (hi <= f)
+		return 0;
+	if (lo > f)
+		return (u64)(lo - f) * sroce_cc_mbps(&dcqcn_hai_rate_mbps);
+	return sroce_cc_mbps(&dcqcn_ai_rate_mbps);
+}
+
+/*
+ * One increase event, its stage counted by the caller: the target moves,
+ * the rate halves its distance to it. Return true at the line rate.
+ */
+static bool sroce_cc_increase(struct sroce_cc_rp *rp, u32 max_rate)
+{
+	rp->target = min_t(u64, rp->target + sroce_cc_step(rp), max_rate);
+	rp->rate = ((u64)rp->rate + rp->target + 1) / 2;
 	return rp->rate >= max_rate;
+}
+
+/*
+ * @n rate increase timer events. The first SROCE_CC_STEP_EVENTS go one
+ * by one; after them the rate trails the target by about one step, so
+ * the rest move both by a step each at once (a hyper increase's growing
+ * step taken as constant: the rate comes back no faster than DCQCN's).
+ * Return true at the line rate.
+ */
+static bool sroce_cc_timer_events(struct sroce_cc_rp *rp, u64 n,
+				  u32 max_rate)
+{
+	u64 k, step;
+
+	for (k = 0; k < n && k < SROCE_CC_STEP_EVENTS; k++) {
+		sroce_cc_stage_inc(&rp->t_stage);
+		if (sroce_cc_increase(rp, max_rate))
+			return true;
+	}
+	n -= k;
+	if (!n)
+		return false;
+	step = min_t(u64, sroce_cc_step(rp) ?: sroce_cc_mbps(&dcqcn_ai_rate_mbps),
+		     max_rate);
+	rp->t_stage = min_t(u64, (u64)rp->t_stage + n, U32_MAX);
+	/* n >= max_rate: past the line rate whatever the step (at least 1). */
+	if (n >= max_rate || rp->target + n * step >= max_rate)
+		return true;
+	rp->target += n * step;
+	rp->rate = max_t(u64, rp->rate, rp->target - step);
+	return false;
 }
 
 static void sroce_cc_unlimit(struct sroce_cc_rp *rp)
@@ -147,7 +219,7 @@ static void sroce_cc_unlimit(struct sroce_cc_rp *rp)
 
 /*
  * Apply the alpha and timer periods that passed since the state was last
- * touched. Context: rp->lock held.
+ * touched. Context: rp->lock held, the rate limited.
  */
 static void sroce_cc_advance(struct sroce_qp *qp, u64 now)
 {
@@ -158,41 +230,30 @@ static void sroce_cc_advance(struct sroce_qp *qp, u64 now)
 	u64 n;
 
 	lockdep_assert_held(&rp->lock);
-	if (now > rp->alpha_ns + period) {
+	if ((s64)(now - rp->alpha_ns) >= (s64)period) {
 		n = div64_u64(now - rp->alpha_ns, period);
 		rp->alpha = ((u64)rp->alpha *
 			     sroce_cc_pow(SROCE_CC_ONE -
-					  (SROCE_CC_ONE >>
-					   min(READ_ONCE(dcqcn_g_shift), 20U)),
+					  (SROCE_CC_ONE >> sroce_cc_g_shift()),
 					  n)) >> 20;
 		rp->alpha_ns += n * period;
 	}
 
 	period = (u64)sroce_cc_param(&dcqcn_time_reset_us) * NSEC_PER_USEC;
-	if (now > rp->timer_ns + period) {
+	if ((s64)(now - rp->timer_ns) >= (s64)period) {
 		n = div64_u64(now - rp->timer_ns, period);
 		rp->timer_ns += n * period;
-		/*
-		 * So many events bring the rate to the line rate: fast
-		 * recovery, additive increases up to it, halvings after.
-		 */
-		if (n > READ_ONCE(dcqcn_threshold) + 64 +
-			max_rate / sroce_cc_param(&dcqcn_ai_rate_mbps)) {
+		if (sroce_cc_timer_events(rp, n, max_rate)) {
 			sroce_cc_unlimit(rp);
 			return;
 		}
-		while (n--) {
-			rp->t_stage++;
-			if (sroce_cc_increase(rp, max_rate)) {
-				sroce_cc_unlimit(rp);
-				return;
-			}
-		}
 	}
-	/* The link may have become slower than the rate, or the maximum. */
+	/* The maximum may have been lowered below the rate. */
 	if (rp->rate >= max_rate)
 		sroce_cc_unlimit(rp);
 }
+
+static enum hrtimer_restart sroce_cc_pace_timer(struct hrtimer *timer);
 
 /**
  * sroce_cc_rp_init() - a queue pair's rate limiter, unlimited.
@@ -208,58 +269,68 @@ void sroce_cc_rp_init(struct sroce_qp *qp)
 
 /**
  * sroce_cc_rp_reset() - forget the rate: the queue pair goes to RESET.
- * @qp: the queue pair, quiesced
+ * @qp: the queue pair
+ *
+ * Its pace timer may still fire; that wakes no one who is not already
+ * stopped by the state.
+ * Context: req_lock and resp_lock held.
  */
 void sroce_cc_rp_reset(struct sroce_qp *qp)
 {
-	spin_lock_bh(&qp->rp.lock);
+	spin_lock(&qp->rp.lock);
 	sroce_cc_unlimit(&qp->rp);
-	qp->rp.paced = 0;
-	spin_unlock_bh(&qp->rp.lock);
+	clear_bit(SROCE_TX_PAUSED_REQ, &qp->rp.paced);
+	clear_bit(SROCE_TX_PAUSED_RESP, &qp->rp.paced);
+	spin_unlock(&qp->rp.lock);
+}
+
+/* The first CNP since the queue pair was unlimited: from the line rate. */
+static void sroce_cc_start(struct sroce_qp *qp, u64 now)
+{
+	struct sroce_cc_rp *rp = &qp->rp;
+
+	rp->rate = sroce_cc_max_rate(qp);
+	rp->alpha = SROCE_CC_ONE;
+	rp->next_tx_ns = now;
+	WRITE_ONCE(rp->limited, true);
 }
 
 /**
  * sroce_cc_rp_cnp() - a CNP from the peer: cut the rate.
- * @qp: the RC or UC queue pair it names
+ * @qp: the RC or UC queue pair it names, in a state that sends
  *
  * Context: softirq or BH disabled; no queue pair lock held.
  */
 void sroce_cc_rp_cnp(struct sroce_qp *qp)
 {
 	struct sroce_cc_rp *rp = &qp->rp;
-	u32 g = min(READ_ONCE(dcqcn_g_shift), 20U);
-	u64 now = ktime_get_ns();
-	u32 min_rate, cut;
+	u64 reduce_ns = (u64)READ_ONCE(dcqcn_rate_reduce_period_us) *
+			NSEC_PER_USEC;
+	u32 g = sroce_cc_g_shift();
+	u64 now;
+	u32 floor;
 
 	if (!READ_ONCE(to_sdev(qp->ibqp.device)->cc_rp_enable))
 		return;
 	spin_lock(&rp->lock);
-	if (!rp->limited) {
-		rp->rate = sroce_cc_max_rate(qp);
-		rp->alpha = SROCE_CC_ONE;
-		rp->cut_ns = 0;
-		rp->next_tx_ns = now;
-		WRITE_ONCE(rp->limited, true);
-	} else {
+	now = ktime_get_ns();
+	if (rp->limited)
 		sroce_cc_advance(qp, now);
-		if (!rp->limited) {
-			/* Recovered meanwhile: start from the line rate. */
-			rp->rate = sroce_cc_max_rate(qp);
-			WRITE_ONCE(rp->limited, true);
-		}
-		/* Every CNP counts for alpha; the rate is cut at most so often. */
+	if (!rp->limited) {
+		sroce_cc_start(qp, now);
+	} else if ((s64)(now - rp->cut_ns) < (s64)reduce_ns) {
+		/* Cut a moment ago: this CNP only raises alpha. */
 		rp->alpha += (SROCE_CC_ONE - rp->alpha) >> g;
-		if (rp->cut_ns && now - rp->cut_ns <
-		    (u64)READ_ONCE(dcqcn_rate_reduce_period_us) * NSEC_PER_USEC) {
-			rp->alpha_ns = now;
-			spin_unlock(&rp->lock);
-			return;
-		}
+		rp->alpha_ns = now;
+		spin_unlock(&rp->lock);
+		return;
 	}
+	/* Rt = Rc, Rc = Rc (1 - alpha / 2), then alpha = (1 - g) alpha + g. */
 	rp->target = rp->rate;
-	cut = ((u64)rp->rate * rp->alpha) >> 21;
-	min_rate = min(READ_ONCE(dcqcn_min_rate_mbps), rp->target);
-	rp->rate = max(rp->rate - cut, max(min_rate, 1U));
+	floor = clamp_t(u32, READ_ONCE(dcqcn_min_rate_mbps), 1, rp->target);
+	rp->rate = max_t(u32, rp->rate - (((u64)rp->rate * rp->alpha) >> 21),
+			 floor);
+	rp->alpha += (SROCE_CC_ONE - rp->alpha) >> g;
 	rp->alpha_ns = now;
 	rp->cut_ns = now;
 	rp->timer_ns = now;
@@ -275,16 +346,18 @@ void sroce_cc_rp_cnp(struct sroce_qp *qp)
  * @qp: a queue pair whose rate is limited (sroce_cc_rp.limited)
  * @who: SROCE_TX_PAUSED_REQ or SROCE_TX_PAUSED_RESP, the caller
  *
- * Return: true, or false with @who's work queued for when it may.
+ * Return: true, or false with the pace timer armed to queue @who's work
+ * when the packet may go (unless the queue pair is being destroyed).
  * Context: @who's lock held, BH disabled.
  */
 bool sroce_cc_may_send(struct sroce_qp *qp, int who)
 {
 	struct sroce_cc_rp *rp = &qp->rp;
-	u64 now = ktime_get_ns();
 	bool ok = true;
+	u64 now;
 
 	spin_lock(&rp->lock);
+	now = ktime_get_ns();
 	if (!READ_ONCE(to_sdev(qp->ibqp.device)->cc_rp_enable))
 		sroce_cc_unlimit(rp);
 	else if (rp->limited)
@@ -314,14 +387,15 @@ bool sroce_cc_may_send(struct sroce_qp *qp, int who)
 void sroce_cc_charge(struct sroce_qp *qp, unsigned int bytes)
 {
 	struct sroce_cc_rp *rp = &qp->rp;
-	u32 reset = sroce_cc_param(&dcqcn_byte_reset);
+	u32 reset = max_t(u32, READ_ONCE(dcqcn_byte_reset),
+			  SROCE_CC_MIN_BYTE_RESET);
 	u32 max_rate = sroce_cc_max_rate(qp);
-	u64 now = ktime_get_ns();
-	u64 floor;
+	u64 now, floor;
 
 	spin_lock(&rp->lock);
 	if (!rp->limited)
 		goto out;
+	now = ktime_get_ns();
 	/* Time left unused while idle buys a burst, no more. */
 	floor = now - sroce_cc_tx_ns(SROCE_CC_BURST_BYTES, rp->rate);
 	if ((s64)(rp->next_tx_ns - floor) < 0)
@@ -330,7 +404,7 @@ void sroce_cc_charge(struct sroce_qp *qp, unsigned int bytes)
 	rp->bytes += bytes;
 	while (rp->bytes >= reset) {
 		rp->bytes -= reset;
-		rp->b_stage++;
+		sroce_cc_stage_inc(&rp->b_stage);
 		if (sroce_cc_increase(rp, max_rate)) {
 			sroce_cc_unlimit(rp);
 			break;
@@ -341,37 +415,34 @@ out:
 }
 
 /**
- * sroce_cc_holds_next() - will the pacer hold the packet after this one?
+ * sroce_cc_ackreq_due() - should a paced packet ask for an ACK?
  * @qp: a queue pair whose rate is limited
- * @payload: payload bytes of the packet about to be sent
+ * @payload: payload bytes of the packet
+ * @since: packets sent since the last one that asked for an ACK
  *
- * A paced requester asks for an ACK on such a packet: at a low rate its
- * usual every SROCE_ACKREQ_EVERY packets can take longer than the
- * retransmission timeout, which would then fire although nothing is lost.
- * Context: req_lock held, BH disabled.
- * Return: true when a packet of @payload bytes sent now makes the next
- * one wait.
+ * At a low rate, the usual ACK request every SROCE_ACKREQ_EVERY packets
+ * can come later than the retransmission timeout, which would then fire
+ * although nothing is lost.
+ * Context: req_lock held.
+ * Return: true when these packets take a quarter of that timeout at the
+ * current rate.
  */
-bool sroce_cc_holds_next(struct sroce_qp *qp, unsigned int payload)
+bool sroce_cc_ackreq_due(struct sroce_qp *qp, unsigned int payload,
+			 u32 since)
 {
-	struct sroce_cc_rp *rp = &qp->rp;
-	u64 now = ktime_get_ns();
-	u64 next;
-	bool holds;
+	u8 t = qp->attr.timeout;
+	u64 pkt_ns;
 
-	spin_lock(&rp->lock);
-	next = max_t(s64, rp->next_tx_ns - now,
-		     -(s64)sroce_cc_tx_ns(SROCE_CC_BURST_BYTES, rp->rate));
-	holds = rp->limited &&
-		(s64)(next + sroce_cc_tx_ns(payload + ETH_HLEN +
-					    SROCE_MAX_WIRE_OVERHEAD,
-					    rp->rate)) > 0;
-	spin_unlock(&rp->lock);
-	return holds;
+	lockdep_assert_held(&qp->req_lock);
+	if (!t)
+		return false;
+	pkt_ns = sroce_cc_tx_ns(payload + ETH_HLEN + SROCE_MAX_WIRE_OVERHEAD,
+				READ_ONCE(qp->rp.rate));
+	return (since + 1ULL) * pkt_ns >= (4096ULL << t) / 4;
 }
 
 /* The pacer allows a packet again: wake whoever waits for it. */
-enum hrtimer_restart sroce_cc_pace_timer(struct hrtimer *timer)
+static enum hrtimer_restart sroce_cc_pace_timer(struct hrtimer *timer)
 {
 	struct sroce_qp *qp = container_of(timer, struct sroce_qp,
 					   rp.pace_timer);

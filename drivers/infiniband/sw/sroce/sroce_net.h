@@ -84,8 +84,8 @@ void sroce_cc_rp_reset(struct sroce_qp *qp);
 void sroce_cc_rp_cnp(struct sroce_qp *qp);
 bool sroce_cc_may_send(struct sroce_qp *qp, int who);
 void sroce_cc_charge(struct sroce_qp *qp, unsigned int bytes);
-bool sroce_cc_holds_next(struct sroce_qp *qp, unsigned int payload);
-enum hrtimer_restart sroce_cc_pace_timer(struct hrtimer *timer);
+bool sroce_cc_ackreq_due(struct sroce_qp *qp, unsigned int payload,
+			 u32 since);
 bool sroce_cc_rp_query(struct sroce_qp *qp, u32 *rate, u32 *target,
 		       u32 *alpha);
 

@@ -196,7 +196,7 @@ struct sroce_tx_credit {
  * @limited: the QP sends at @rate, not at will; read without the lock
  * @rate: current rate Rc, in Mb/s
  * @target: target rate Rt, in Mb/s
- * @alpha: DCQCN's estimate of congestion, 1024 being 1
+ * @alpha: DCQCN's estimate of congestion, 2^20 being 1
  * @alpha_ns: when @alpha last changed (a CNP, or the periods since)
  * @cut_ns: when the rate was last cut
  * @timer_ns: when the rate increase timer last fired

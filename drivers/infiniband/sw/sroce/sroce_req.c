@@ -8,10 +8,10 @@
  *
  * ACKs are requested only where they matter: on a message's last packet
  * when it is signaled, or when no packet follows at once (nothing more is
- * posted, or a local operation is next, or the congestion control's pacer
- * will hold it), and every SROCE_ACKREQ_EVERY packets to keep the window
- * moving. One ACK completes everything before
- * it.
+ * posted, or a local operation is next), every SROCE_ACKREQ_EVERY packets
+ * to keep the window moving, and more often when congestion control
+ * paces the queue pair so slowly that those would come too late. One ACK
+ * completes everything before it.
  */
 #include "sroce_sq.h"
 #include "sroce_hdr.h"
@@ -171,7 +171,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 				    (w->send_flags & SROCE_SEND_F_SIGNALED) ||
 				    !sroce_req_more_to_send(qp))) ||
 			  (READ_ONCE(qp->rp.limited) &&
-			   sroce_cc_holds_next(qp, plen)));
+			   sroce_cc_ackreq_due(qp, plen, req->since_ackreq)));
 	}
 	se = last && (w->send_flags & SROCE_SEND_F_SOLICITED) &&
 	     (op == IB_UVERBS_WR_SEND || imm || inv);
