@@ -33,16 +33,17 @@
 #define SROCE_CC_BURST_BYTES	16384
 /* A rate for a link whose speed the netdev does not report. */
 #define SROCE_CC_UNKNOWN_MBPS	100000
-/*
- * Bounds on the writable parameters, so that no value makes arithmetic
- * overflow or a loop long: rates up to 10 Tb/s, a threshold up to 1000
- * events, a byte counter of at least 1 KiB.
- */
-#define SROCE_CC_MAX_MBPS	10000000
-#define SROCE_CC_MAX_THRESHOLD	1000
-#define SROCE_CC_MIN_BYTE_RESET	1024
 /* Increase events applied one by one; more at once (see below). */
 #define SROCE_CC_STEP_EVENTS	64
+/*
+ * Bounds on the writable parameters, so that no value makes arithmetic
+ * overflow or a loop long: rates up to 10 Tb/s, a byte counter of at
+ * least 1 KiB, and a threshold no longer than the events applied one by
+ * one, so that fast recovery is never applied at once.
+ */
+#define SROCE_CC_MAX_MBPS	10000000
+#define SROCE_CC_MAX_THRESHOLD	SROCE_CC_STEP_EVENTS
+#define SROCE_CC_MIN_BYTE_RESET	1024
 
 static unsigned int dcqcn_g_shift = 8;
 module_param(dcqcn_g_shift, uint, 0644);
@@ -183,9 +184,9 @@ static bool sroce_cc_increase(struct sroce_cc_rp *rp, u32 max_rate)
 
 /*
  * @n rate increase timer events. The first SROCE_CC_STEP_EVENTS go one
- * by one; after them the rate trails the target by about one step, so
- * the rest move both by a step each at once (a hyper increase's growing
- * step taken as constant: the rate comes back no faster than DCQCN's).
+ * by one, fast recovery among them; after them the rate trails the target
+ * by about one step, so the rest move both by a step each at once (a
+ * hyper increase's growing step taken as constant).
  * Return true at the line rate.
  */
 static bool sroce_cc_timer_events(struct sroce_cc_rp *rp, u64 n,
@@ -268,7 +269,8 @@ void sroce_cc_rp_init(struct sroce_qp *qp)
 }
 
 /**
- * sroce_cc_rp_reset() - forget the rate: the queue pair goes to RESET.
+ * sroce_cc_rp_reset() - forget the rate: the queue pair goes to RESET,
+ *	or to RTR for a new connection.
  * @qp: the queue pair
  *
  * Its pace timer may still fire; that wakes no one who is not already
@@ -430,7 +432,7 @@ out:
 bool sroce_cc_ackreq_due(struct sroce_qp *qp, unsigned int payload,
 			 u32 since)
 {
-	u8 t = qp->attr.timeout;
+	u8 t = READ_ONCE(qp->attr.timeout);
 	u64 pkt_ns;
 
 	lockdep_assert_held(&qp->req_lock);

@@ -456,8 +456,11 @@ static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 		sroce_cc_rp_reset(qp);
 		break;
 	case IB_QPS_RTR:
-		if (cur != IB_QPS_RTR)
+		if (cur != IB_QPS_RTR) {
 			sroce_resp_init(qp);
+			/* A CNP that raced the reset is not the new peer's. */
+			sroce_cc_rp_reset(qp);
+		}
 		break;
 	case IB_QPS_RTS:
 		if (cur == IB_QPS_RTR)
