@@ -98,8 +98,9 @@ msgs() { awk '/^ *65536 +[0-9]+ /{ print $2 }' "$1"; }
 p99() { awk '/^ *64 +[0-9]+ /{ print $8 }' "$1"; }
 
 # run TAG: the two flows (for SECS seconds, default FLOW_SECS), the probe
-# and (with VERIFY=1) rc_verify. Sets P99[TAG], JAIN[TAG], DROPS[TAG].
-declare -A P99 JAIN DROPS
+# and (with VERIFY=1) rc_verify. Sets P99[TAG], JAIN[TAG], DROPS[TAG] and
+# MSGS[TAG] (both flows' messages).
+declare -A P99 JAIN DROPS MSGS
 run() {
 	local tag=$1 i pids=() spids=() port ok=1 b1 b2 secs=${SECS:-$FLOW_SECS}
 	snap
@@ -148,6 +149,7 @@ run() {
 	done
 	b1=$(msgs "$LOGS/$tag.flow1") b2=$(msgs "$LOGS/$tag.flow2")
 	P99[$tag]=$(p99 "$LOGS/$tag.probe")
+	MSGS[$tag]=$(( ${b1:-0} + ${b2:-0} ))
 	JAIN[$tag]=$(awk -v a="${b1:-0}" -v b="${b2:-0}" \
 		'BEGIN { s = a + b; q = a * a + b * b
 			 printf "%.3f", (q > 0 ? s * s / (2 * q) : 0) }')
@@ -180,6 +182,9 @@ sr_check "probe p99 with congestion control under half of without" \
 	'BEGIN { exit !(on > 0 && off > 0 && 2 * on < off) }'
 sr_check "the two flows share the link fairly (Jain > 0.9)" \
 	awk -v j="${JAIN[on]}" 'BEGIN { exit !(j > 0.9) }'
+# Rates cut to nothing would pass the checks above on an idle link.
+sr_check "and use it: at least half the messages moved without it" \
+	test "$((2 * MSGS[on]))" -ge "${MSGS[off]}" -a "${MSGS[off]}" -gt 0
 
 sr_check "a queue of 40 packets" shape 40
 cc_switch 1
