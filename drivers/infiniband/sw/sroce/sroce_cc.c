@@ -78,7 +78,7 @@ void sroce_cc_ce_rcv(struct sroce_qp *qp)
 	enum ib_qp_state state;
 
 	sroce_qp_count(qp, SROCE_CNT_RX_ECN_CE);
-	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+	if (!sroce_qp_connected(qp))
 		return;
 	if (!READ_ONCE(to_sdev(qp->ibqp.device)->cc_np_enable))
 		return;
@@ -111,7 +111,7 @@ void sroce_cc_cnp_rcv(struct sroce_qp *qp)
 	enum ib_qp_state state = sroce_qp_state(qp);
 
 	sroce_qp_count(qp, SROCE_CNT_RX_CNP);
-	if (qp->ibqp.qp_type != IB_QPT_RC && qp->ibqp.qp_type != IB_QPT_UC)
+	if (!sroce_qp_connected(qp))
 		return;
 	/* Late ones for a queue pair that no longer sends change nothing. */
 	if (state == IB_QPS_RTR || state == IB_QPS_RTS ||
@@ -119,70 +119,60 @@ void sroce_cc_cnp_rcv(struct sroce_qp *qp)
 		sroce_cc_rp_cnp(qp);
 }
 
-/* The per-device switches: "1" or "0" in cc/np_enable and cc/rp_enable. */
-static ssize_t sroce_cc_show(bool *on, char *buf)
+/*
+ * The per-device switches, "1" or "0" in cc/np_enable and cc/rp_enable:
+ * one show and one store for both, the attribute naming the flag.
+ */
+struct sroce_cc_switch {
+	struct device_attribute attr;
+	size_t flag;		/* offset of the bool in struct sroce_dev */
+};
+
+static bool *sroce_cc_switch_flag(struct device *dev,
+				  struct device_attribute *attr)
 {
-	return sysfs_emit(buf, "%d\n", READ_ONCE(*on));
+	struct sroce_dev *sdev = rdma_device_to_drv_device(dev,
+							  struct sroce_dev,
+							  ibdev);
+
+	return (bool *)((u8 *)sdev +
+			container_of(attr, struct sroce_cc_switch, attr)->flag);
 }
 
-static ssize_t sroce_cc_store(bool *on, const char *buf, size_t count)
+static ssize_t sroce_cc_switch_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	bool on = READ_ONCE(*sroce_cc_switch_flag(dev, attr));
+
+	return sysfs_emit(buf, "%d\n", on);
+}
+
+static ssize_t sroce_cc_switch_store(struct device *dev,
+				     struct device_attribute *attr,
+				     const char *buf, size_t count)
 {
 	bool v;
 	int err = kstrtobool(buf, &v);
 
 	if (err)
 		return err;
-	WRITE_ONCE(*on, v);
+	WRITE_ONCE(*sroce_cc_switch_flag(dev, attr), v);
 	return count;
 }
 
-static ssize_t np_enable_show(struct device *dev,
-			      struct device_attribute *attr, char *buf)
-{
-	struct sroce_dev *sdev = rdma_device_to_drv_device(dev,
-							  struct sroce_dev,
-							  ibdev);
+#define SROCE_CC_SWITCH(_name, _flag)					\
+	static struct sroce_cc_switch sroce_cc_##_name = {		\
+		.attr = __ATTR(_name, 0644, sroce_cc_switch_show,	\
+			       sroce_cc_switch_store),			\
+		.flag = offsetof(struct sroce_dev, _flag),		\
+	}
 
-	return sroce_cc_show(&sdev->cc_np_enable, buf);
-}
-
-static ssize_t np_enable_store(struct device *dev,
-			       struct device_attribute *attr,
-			       const char *buf, size_t count)
-{
-	struct sroce_dev *sdev = rdma_device_to_drv_device(dev,
-							  struct sroce_dev,
-							  ibdev);
-
-	return sroce_cc_store(&sdev->cc_np_enable, buf, count);
-}
-static DEVICE_ATTR_RW(np_enable);
-
-static ssize_t rp_enable_show(struct device *dev,
-			      struct device_attribute *attr, char *buf)
-{
-	struct sroce_dev *sdev = rdma_device_to_drv_device(dev,
-							  struct sroce_dev,
-							  ibdev);
-
-	return sroce_cc_show(&sdev->cc_rp_enable, buf);
-}
-
-static ssize_t rp_enable_store(struct device *dev,
-			       struct device_attribute *attr,
-			       const char *buf, size_t count)
-{
-	struct sroce_dev *sdev = rdma_device_to_drv_device(dev,
-							  struct sroce_dev,
-							  ibdev);
-
-	return sroce_cc_store(&sdev->cc_rp_enable, buf, count);
-}
-static DEVICE_ATTR_RW(rp_enable);
+SROCE_CC_SWITCH(np_enable, cc_np_enable);
+SROCE_CC_SWITCH(rp_enable, cc_rp_enable);
 
 static struct attribute *sroce_cc_attrs[] = {
-	&dev_attr_np_enable.attr,
-	&dev_attr_rp_enable.attr,
+	&sroce_cc_np_enable.attr.attr,
+	&sroce_cc_rp_enable.attr.attr,
 	NULL,
 };
 

@@ -541,7 +541,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		struct net_device *ndev = to_sdev(ibqp->device)->ndev;
 
 		/* Datagrams go anywhere, up to the port's MTU. */
-		if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_UC)
+		if (sroce_qp_connected(qp))
 			err = sroce_qp_to_rtr(qp);
 		else
 			qp->mtu = ib_mtu_enum_to_int(sroce_active_mtu(ndev));

@@ -348,6 +348,12 @@ static inline void sroce_qp_count(struct sroce_qp *qp, enum sroce_counter c)
 	rcu_read_unlock();
 }
 
+/* RC and UC talk to one peer, along a path set on the way to RTR. */
+static inline bool sroce_qp_connected(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC;
+}
+
 /* PSNs a SEND or WRITE takes, or a READ's responses: one per path MTU. */
 static inline u32 sroce_msg_npsn(const struct sroce_qp *qp, u32 len)
 {

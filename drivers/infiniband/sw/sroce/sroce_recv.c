@@ -131,10 +131,7 @@ static bool sroce_opcode_is_response(u8 op)
  */
 static void sroce_rcv_cnp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
-	enum ib_qp_type type = qp->ibqp.qp_type;
-
-	if ((type == IB_QPT_RC || type == IB_QPT_UC) &&
-	    !sroce_rcv_from_peer(qp, pkt))
+	if (sroce_qp_connected(qp) && !sroce_rcv_from_peer(qp, pkt))
 		return;
 	sroce_qp_count(qp, SROCE_CNT_RX_QP_PACKETS);
 	sroce_cc_cnp_rcv(qp);

@@ -146,8 +146,7 @@ static void sroce_res_qp_snap(struct sroce_qp *qp, struct sroce_res_snap *s)
 {
 	const struct sroce_req *req = &qp->req;
 	const struct sroce_resp *resp = &qp->resp;
-	enum ib_qp_type type = qp->ibqp.qp_type;
-	bool rc_uc = type == IB_QPT_RC || type == IB_QPT_UC;
+	bool rc_uc = sroce_qp_connected(qp);
 
 	spin_lock_bh(&qp->req_lock);
 	sroce_res_set(s, SROCE_RES_QP_SQ_PROD, sroce_res_prod(&qp->sq));
