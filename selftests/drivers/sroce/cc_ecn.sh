@@ -67,24 +67,16 @@ mark_roce "$B" "$NS" || sr_fail "netem ecn marking in $NS"
 
 LOGS=$(mktemp -d)
 sr_on_exit "rm -rf $LOGS"
-COUNTERS="rx_ecn_ce tx_cnp rx_cnp rx_drop_no_qp rx_drop_wrong_peer retransmit_timeout seq_nak_received cc_rate_cut cc_pace_wait"
-declare -A was
-# snap: remember every counter of both devices.
-snap() {
-	local d c
-	for d in "$DA" "$DB"; do
-		for c in $COUNTERS; do
-			was[$d.$c]=$(sr_counter "$d" "$c")
-		done
-	done
-}
-# grew DEV COUNTER: its growth since snap.
-grew() { echo $(( $(sr_counter "$1" "$2") - was[$1.$2] )); }
+COUNTERS=(rx_ecn_ce tx_cnp rx_cnp rx_drop_no_qp rx_drop_wrong_peer
+	  retransmit_timeout seq_nak_received cc_rate_cut cc_pace_wait)
+# snap: remember every counter of both devices (grew: sr_grew).
+snap() { sr_snap "$DA" "${COUNTERS[@]}"; sr_snap "$DB" "${COUNTERS[@]}"; }
+grew() { sr_grew "$@"; }
 # report TITLE: the growth of every counter, as a TAP comment.
 report() {
 	local d c line="$1:"
 	for d in "$DA" "$DB"; do
-		for c in $COUNTERS; do
+		for c in "${COUNTERS[@]}"; do
 			line="$line $d.$c +$(grew "$d" "$c")"
 		done
 	done

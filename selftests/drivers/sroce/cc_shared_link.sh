@@ -33,8 +33,6 @@ done
 sr_tool rc_verify >/dev/null || sr_skip "rc_verify not built"
 RATE=200mbit
 FLOW_SECS=8
-# The tuning page's profile for links slower than about 10 Gb/s.
-CC_PROFILE="dcqcn_max_rate_mbps=1000 dcqcn_alpha_period_us=1000 dcqcn_time_reset_us=1500 dcqcn_byte_reset=262144"
 
 sr_dmesg_mark
 LOGS=$(mktemp -d)
@@ -47,34 +45,19 @@ sr_check "GID of $PEER4 on $DB" sr_wait_gid "$DB" "$PEER4"
 GA=$(sr_gid_index "$DA" "$IP4")
 GB=$(sr_gid_index "$DB" "$PEER4")
 
-# shape PACKETS: the bucket, over a marking FIFO that many packets deep.
-# (fq_codel cannot change its limit once it has a flow.)
-shape() {
-	tc qdisc del dev "$A" root 2>/dev/null
-	tc qdisc add dev "$A" root handle 1: tbf rate $RATE burst 32kb \
-		latency 100ms &&
-	tc qdisc add dev "$A" parent 1:1 handle 10: fq_codel flows 1 \
-		limit "$1" ce_threshold 1ms ecn
-}
-shape 1000 || sr_skip "no tbf, or no fq_codel with ce_threshold"
+sr_cc_shape "$A" $RATE 1000 ||
+	sr_skip "no tbf, or no fq_codel with ce_threshold"
 
-# qdisc_drops: packets the shaped link's queue dropped so far.
-qdisc_drops() {
-	tc -s qdisc show dev "$A" handle 10: |
-		sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1
-}
-COUNTERS="tx_cnp rx_cnp cc_rate_cut cc_pace_wait retransmit_timeout seq_nak_received"
-declare -A was
+COUNTERS=(tx_cnp rx_cnp cc_rate_cut cc_pace_wait retransmit_timeout
+	  seq_nak_received)
+# snap: remember the counters of both devices (grew: sr_grew) and the
+# queue's drops (DROPS0).
 snap() {
-	local d c
-	for d in "$DA" "$DB"; do
-		for c in $COUNTERS; do
-			was[$d.$c]=$(sr_counter "$d" "$c")
-		done
-	done
-	was[drops]=$(qdisc_drops)
+	sr_snap "$DA" "${COUNTERS[@]}"
+	sr_snap "$DB" "${COUNTERS[@]}"
+	DROPS0=$(sr_cc_drops "$A")
 }
-grew() { echo $(( $(sr_counter "$1" "$2") - was[$1.$2] )); }
+grew() { sr_grew "$@"; }
 
 # cc_switch 0|1: congestion control off or on, on both devices.
 cc_switch() {
@@ -153,7 +136,7 @@ run() {
 	JAIN[$tag]=$(awk -v a="${b1:-0}" -v b="${b2:-0}" \
 		'BEGIN { s = a + b; q = a * a + b * b
 			 printf "%.3f", (q > 0 ? s * s / (2 * q) : 0) }')
-	DROPS[$tag]=$(( $(qdisc_drops) - was[drops] ))
+	DROPS[$tag]=$(( $(sr_cc_drops "$A") - DROPS0 ))
 	sr_log "$tag: flows $b1 and $b2 messages (Jain ${JAIN[$tag]})," \
 		"probe p99 ${P99[$tag]} cycles, queue drops ${DROPS[$tag]}; $DA: cc_rate_cut +$(grew "$DA" cc_rate_cut)" \
 		"cc_pace_wait +$(grew "$DA" cc_pace_wait)" \
@@ -164,7 +147,7 @@ run() {
 }
 
 PARAMS=/sys/module/sroce/parameters
-for p in $CC_PROFILE; do
+for p in $SR_CC_SLOW_LINK; do
 	sr_on_exit "echo $(cat "$PARAMS/${p%%=*}") > $PARAMS/${p%%=*}"
 	echo "${p#*=}" >"$PARAMS/${p%%=*}"
 done
@@ -186,7 +169,7 @@ sr_check "the two flows share the link fairly (Jain > 0.9)" \
 sr_check "and use it: at least half the messages moved without it" \
 	test "$((2 * MSGS[on]))" -ge "${MSGS[off]}" -a "${MSGS[off]}" -gt 0
 
-sr_check "a queue of 40 packets" shape 40
+sr_check "a queue of 40 packets" sr_cc_shape "$A" $RATE 40
 cc_switch 1
 SECS=5 run shallow_on
 cc_switch 0

@@ -277,6 +277,44 @@ sr_counter() {
 	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null
 }
 
+# sr_snap IBDEV COUNTER...: remember those counters of IBDEV for sr_grew.
+declare -A SR_SNAP=()
+sr_snap() {
+	local d=$1 c
+	shift
+	for c in "$@"; do
+		SR_SNAP[$d.$c]=$(sr_counter "$d" "$c")
+	done
+}
+
+# sr_grew IBDEV COUNTER: how much the counter grew since sr_snap.
+sr_grew() { echo $(( $(sr_counter "$1" "$2") - ${SR_SNAP[$1.$2]:-0} )); }
+
+# The DCQCN profile for links slower than about 10 Gb/s, as the tuning
+# page gives it (module parameters, NAME=VALUE).
+# shellcheck disable=SC2034 # for the scripts that source this file
+SR_CC_SLOW_LINK="dcqcn_max_rate_mbps=1000 dcqcn_alpha_period_us=1000 dcqcn_time_reset_us=1500 dcqcn_byte_reset=262144"
+
+# sr_cc_shape NETDEV RATE PACKETS: NETDEV's egress a token bucket at RATE
+# over one FIFO of PACKETS that marks ECN-capable packets Congestion
+# Experienced once they have waited 1 ms (fq_codel with a single flow
+# queue: its per-flow queues would share the link fairly by themselves,
+# hiding what congestion control does). Replaces any root qdisc, since
+# fq_codel cannot change its limit once it has a flow.
+sr_cc_shape() {
+	tc qdisc del dev "$1" root 2>/dev/null
+	tc qdisc add dev "$1" root handle 1: tbf rate "$2" burst 32kb \
+		latency 100ms &&
+	tc qdisc add dev "$1" parent 1:1 handle 10: fq_codel flows 1 \
+		limit "$3" ce_threshold 1ms ecn
+}
+
+# sr_cc_drops NETDEV: packets sr_cc_shape's FIFO on NETDEV dropped so far.
+sr_cc_drops() {
+	tc -s qdisc show dev "$1" handle 10: |
+		sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1
+}
+
 # sr_wait_port_state IBDEV STATE [SECONDS]
 sr_wait_port_state() {
 	local i
