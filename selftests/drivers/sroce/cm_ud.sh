@@ -27,13 +27,13 @@ RUN=90
 RUNS=0
 MC=0
 
-# pair DESC NS TCPPORT SERVER... -- CLIENT...: run the server (in netns
-# NS if set), wait until it listens (on TCP port TCPPORT if not empty,
-# else a fixed delay: a CM listener shows in no socket table), run the
-# client (retried: a listener may be slow to bind under emulation), and
-# pass if both exit 0.
+# pair DESC NS READY SERVER... -- CLIENT...: run the server (in netns
+# NS if set), wait until it is ready (READY: a TCP port it listens on,
+# "cm" for an RDMA CM listener, "join" for a multicast receiver, which
+# shows nowhere: a fixed delay), run the client (retried: a listener may
+# be slow to bind under emulation), and pass if both exit 0.
 pair() {
-	local desc=$1 netns=$2 tport=$3 srv ok=1 i out
+	local desc=$1 netns=$2 ready=$3 srv ok=1 i out cms
 	local -a scmd=() nsx=()
 	shift 3
 	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
@@ -41,13 +41,14 @@ pair() {
 	RUNS=$((RUNS + 1))
 	out=$TMP/run$RUNS
 	[ -n "$netns" ] && nsx=(ip netns exec "$netns")
+	cms=$(sr_cm_listeners)
 	"${nsx[@]}" timeout -k 5 "$RUN" "${scmd[@]}" >"$out.server" 2>&1 &
 	srv=$!
-	if [ -n "$tport" ]; then
-		sr_wait_listen "$tport" "$netns" 60 || ok=0
-	else
-		sleep 3
-	fi
+	case $ready in
+	cm) sr_wait_cm_listen "$cms" 60 || ok=0 ;;
+	join) sleep 3 ;;
+	*) sr_wait_listen "$ready" "$netns" 60 || ok=0 ;;
+	esac
 	for i in 1 2 3; do
 		timeout -k 5 "$RUN" "$@" >"$out.client" 2>&1 && break
 		[ $i = 3 ] && ok=0
@@ -69,19 +70,19 @@ pair() {
 # cm_suite WHERE NS SERVER_ADDR CLIENT_BIND: the CM tools, server in NS.
 cm_suite() {
 	local w=$1 netns=$2 s=$3 b=$4
-	pair "$w: rping -V" "$netns" "" rping -s -a "$s" -C 20 -V -S 1000 -- \
+	pair "$w: rping -V" "$netns" cm rping -s -a "$s" -C 20 -V -S 1000 -- \
 		rping -c -a "$s" -I "$b" -C 20 -V -S 1000
-	pair "$w: ucmatose" "$netns" "" ucmatose -b "$s" -c 2 -C 20 -- \
+	pair "$w: ucmatose" "$netns" cm ucmatose -b "$s" -c 2 -C 20 -- \
 		ucmatose -s "$s" -b "$b" -c 2 -C 20
-	pair "$w: udaddy" "$netns" "" udaddy -b "$s" -C 20 -- \
+	pair "$w: udaddy" "$netns" cm udaddy -b "$s" -C 20 -- \
 		udaddy -s "$s" -b "$b" -C 20
-	pair "$w: rdma_server/rdma_client" "$netns" "" rdma_server -s "$s" -- \
+	pair "$w: rdma_server/rdma_client" "$netns" cm rdma_server -s "$s" -- \
 		rdma_client -s "$s"
 	case $s in
 	*:*) ;;
 	*)	# The receiver joins and waits; the sender joins and sends.
 		MC=$((MC + 1))
-		pair "$w: mckey" "$netns" "" mckey -m "239.3.$n.$MC" -b "$s" \
+		pair "$w: mckey" "$netns" join mckey -m "239.3.$n.$MC" -b "$s" \
 			-C 10 -- mckey -m "239.3.$n.$MC" -b "$b" -s -C 10 ;;
 	esac
 }
@@ -90,10 +91,10 @@ cm_suite() {
 pt_suite() {
 	local w=$1 netns=$2 sd=$3 sg=$4 cd=$5 cg=$6 h=$7
 	PORT=$((PORT + 1))
-	pair "$w: ib_send_bw -R" "$netns" "" ib_send_bw -d "$sd" -R -n 200 -p "$PORT" -- \
+	pair "$w: ib_send_bw -R" "$netns" cm ib_send_bw -d "$sd" -R -n 200 -p "$PORT" -- \
 		ib_send_bw -d "$cd" -R -n 200 -p "$PORT" "$h"
 	PORT=$((PORT + 1))
-	pair "$w: ib_write_bw -R" "$netns" "" ib_write_bw -d "$sd" -R -n 200 -p "$PORT" -- \
+	pair "$w: ib_write_bw -R" "$netns" cm ib_write_bw -d "$sd" -R -n 200 -p "$PORT" -- \
 		ib_write_bw -d "$cd" -R -n 200 -p "$PORT" "$h"
 	PORT=$((PORT + 1))
 	pair "$w: ib_send_bw -c UD" "$netns" "$PORT" \

@@ -277,6 +277,21 @@ sr_counter() {
 	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null
 }
 
+# sr_pkt_start NETNS: start roce_pkt.py --batch in NETNS as a coprocess,
+# so that sr_pkt pays for starting Python once, not per frame.
+sr_pkt_start() {
+	coproc SR_PKT { ip netns exec "$1" python3 "$SR_DIR/roce_pkt.py" --batch; }
+}
+
+# sr_pkt ARGS...: roce_pkt.py's arguments for one frame set, sent through
+# the coprocess; fails if it could not send them.
+sr_pkt() {
+	local reply
+	{ printf '%q ' "$@"; echo; } >&"${SR_PKT[1]}" || return 1
+	read -r -t 60 reply <&"${SR_PKT[0]}" || return 1
+	[ "$reply" = sent ] || { sr_log "roce_pkt.py: $reply"; return 1; }
+}
+
 # sr_snap IBDEV COUNTER...: remember those counters of IBDEV for sr_grew.
 declare -A SR_SNAP=()
 sr_snap() {
@@ -386,6 +401,22 @@ sr_wait_listen() {
 	for ((i = 0; i < ${3:-30} * 10; i++)); do
 		"${ns[@]}" ss -Hltn "sport = :$1" 2>/dev/null | grep -q . &&
 			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# sr_cm_listeners: how many RDMA CM IDs listen, on any device.
+sr_cm_listeners() {
+	rdma resource show cm_id 2>/dev/null | grep -c "state LISTEN"
+}
+
+# sr_wait_cm_listen COUNT [SECS]: wait until more than COUNT RDMA CM IDs
+# listen (a CM listener shows in no socket table).
+sr_wait_cm_listen() {
+	local i
+	for ((i = 0; i < ${2:-30} * 10; i++)); do
+		[ "$(sr_cm_listeners)" -gt "$1" ] && return 0
 		sleep 0.1
 	done
 	return 1

@@ -6,6 +6,11 @@ test's choice and none the kernel's.
 
 usage: roce_pkt.py IFACE DST_MAC SRC_IP DST_IP [options]
 
+With --batch it reads one argument list per line from stdin (shell
+quoting, the four positional arguments included), sends each, and
+answers "sent" (or "error MESSAGE") on stdout: a test that sends many
+frames pays for starting Python once.
+
 With --reply SECS it also plays the requester's part: it listens on UDP
 port 4791 (the netns it runs in has no RoCE device of its own) and prints
 the first answer as "reply OPCODE PSN SYNDROME PAYLOAD_LEN", or
@@ -18,6 +23,7 @@ sroce rejects means one of the two is wrong.
 """
 import argparse
 import ipaddress
+import shlex
 import socket
 import struct
 import sys
@@ -106,7 +112,7 @@ def parse_reply(data):
     return f"0x{opcode:02x} {psn} 0x{syn & 0xff:02x} {plen}"
 
 
-def main():
+def parser():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("iface")
     p.add_argument("dst_mac")
@@ -141,12 +147,19 @@ def main():
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--also", nargs=2, metavar=("SRC_IP", "DST_IP"),
                    help="send the same packet between these addresses too")
-    a = p.parse_args()
+    return p
 
+
+def send(a):
+    """Send the frames option set A asks for; print a reply if asked."""
     with open(f"/sys/class/net/{a.iface}/address") as f:
         src_mac = bytes.fromhex(f.read().strip().replace(":", ""))
     dst_mac = bytes.fromhex(a.dst_mac.replace(":", ""))
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:
+        send_on(s, a, src_mac, dst_mac)
+
+
+def send_on(s, a, src_mac, dst_mac):
     s.bind((a.iface, 0))
     pairs = [(a.src_ip, a.dst_ip)] + ([tuple(a.also)] if a.also else [])
     if a.reply is not None:
@@ -166,6 +179,23 @@ def main():
             print("reply", parse_reply(r.recv(65536)))
         except socket.timeout:
             print("reply none")
+        r.close()
+
+
+def main():
+    if sys.argv[1:] == ["--batch"]:
+        p = parser()
+        p.exit_on_error = False
+        for line in sys.stdin:
+            try:
+                send(p.parse_args(shlex.split(line)))
+                print("sent", flush=True)
+            except (argparse.ArgumentError, OSError, ValueError) as e:
+                print("error", e, flush=True)
+            except SystemExit:  # argparse has already said why
+                print("error bad arguments", flush=True)
+        return 0
+    send(parser().parse_args())
     return 0
 
 

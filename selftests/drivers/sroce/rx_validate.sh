@@ -9,7 +9,6 @@
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 command -v python3 >/dev/null || sr_skip "python3 missing"
-PKT="$SR_DIR/roce_pkt.py"
 
 DEV=sroce_v${SR_TAG}
 sr_dmesg_mark
@@ -19,36 +18,53 @@ sr_link_add "$DEV" "$A"
 MAC=$(cat "/sys/class/net/$A/address")
 sr_wait_gid "$DEV" "$IP4" || sr_fail "IPv4 GID never appeared"
 sr_wait_gid "$DEV" "$IP6" || sr_fail "IPv6 GID never appeared"
+sr_pkt_start "$NS"
 
 COUNTERS="rx_roce_packets rx_drop_malformed rx_drop_bad_opcode rx_drop_bad_pkey rx_drop_bad_icrc rx_drop_no_qp"
-snapshot() {
+HW=/sys/class/infiniband/$DEV/ports/1/hw_counters
+
+# counters NAME: read COUNTERS into the associative array NAME (with read,
+# not a command per counter: this runs hundreds of times under TCG).
+counters() {
+	# shellcheck disable=SC2034 # written through read
+	local -n into=$1
 	local c
-	for c in $COUNTERS; do printf '%s=%s ' "$c" "$(sr_counter "$DEV" "$c")"; done
+	for c in $COUNTERS; do read -r "into[$c]" <"$HW/$c"; done
+}
+
+# settle COUNTER TARGET: wait (up to 2 s) until COUNTER reaches TARGET, then
+# a little longer for the counters a frame moves after it.
+settle() {
+	local i v
+	for ((i = 0; i < 40; i++)); do
+		read -r v <"$HW/$1"
+		[ "$v" -ge "$2" ] && break
+		sleep 0.05
+	done
+	sleep 0.05
 }
 
 # expect COUNTER DESCRIPTION -- roce_pkt.py options: send one frame of each
 # address family; COUNTER (and rx_roce_packets) must rise by exactly 2 and
 # every other counter stay put.
 expect() {
-	local want=$1 desc=$2 before after c b a ok=1
+	local want=$1 desc=$2 c ok=1
+	local -A before after
 	shift 3
-	before=$(snapshot)
-	ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" \
-		--also "$PEER6" "$IP6" "$@" || ok=0
-	sleep 0.2
-	after=$(snapshot)
+	counters before
+	sr_pkt "$B" "$MAC" "$PEER4" "$IP4" --also "$PEER6" "$IP6" "$@" || ok=0
+	settle rx_roce_packets $((before[rx_roce_packets] + 2))
+	counters after
 	for c in $COUNTERS; do
-		b=$(echo "$before" | tr ' ' '\n' | sed -n "s/^$c=//p")
-		a=$(echo "$after" | tr ' ' '\n' | sed -n "s/^$c=//p")
 		if [ "$c" = "$want" ] || [ "$c" = rx_roce_packets ]; then
-			[ "$a" = $((b + 2)) ] || ok=0
+			[ "${after[$c]}" = $((before[$c] + 2)) ] || ok=0
 		else
-			[ "$a" = "$b" ] || ok=0
+			[ "${after[$c]}" = "${before[$c]}" ] || ok=0
 		fi
 	done
 	if [ $ok != 1 ]; then
-		sr_log "before: $before"
-		sr_log "after:  $after"
+		sr_log "before: $(declare -p before)"
+		sr_log "after:  $(declare -p after)"
 	fi
 	sr_check "$desc -> $want" test $ok = 1
 }
@@ -120,22 +136,26 @@ fi
 
 # IPv4 only: a bad header checksum.
 before=$(sr_counter "$DEV" rx_drop_malformed)
-ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" --bad-ip-csum
-sleep 0.2
+sr_pkt "$B" "$MAC" "$PEER4" "$IP4" --bad-ip-csum || sr_fail "roce_pkt.py"
+settle rx_drop_malformed $((before + 1))
 sr_check "IPv4 header checksum wrong -> rx_drop_malformed" \
 	test "$(sr_counter "$DEV" rx_drop_malformed)" = $((before + 1))
 
 # Fragments are the IP stack's business, whatever their ports.
-before=$(snapshot)
-ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" --more-frags
+declare -A frag_before frag_after
+counters frag_before
+sr_pkt "$B" "$MAC" "$PEER4" "$IP4" --more-frags || sr_fail "roce_pkt.py"
 sleep 0.2
-sr_check "IPv4 fragment left to the stack" test "$(snapshot)" = "$before"
+counters frag_after
+sr_check "IPv4 fragment left to the stack" \
+	test "$(declare -p frag_after | cut -d= -f2-)" = \
+	"$(declare -p frag_before | cut -d= -f2-)"
 
 # A burst: every frame is accounted for, none lost or double counted.
 before=$(sr_counter "$DEV" rx_drop_no_qp)
-ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" --count 500 \
-	--payload 1024
-sleep 0.5
+sr_pkt "$B" "$MAC" "$PEER4" "$IP4" --count 500 --payload 1024 ||
+	sr_fail "roce_pkt.py"
+settle rx_drop_no_qp $((before + 500))
 sr_check "500-frame burst all counted" \
 	test "$(sr_counter "$DEV" rx_drop_no_qp)" = $((before + 500))
 sr_check "kernel log clean" sr_dmesg_clean
