@@ -7,7 +7,7 @@
 # among them) must pass at every rate, data checked byte for byte. Each
 # run's recovery counters and time are reported. Over the sweep the
 # counters must show the recovery: requesters restarted (timeout or
-# sequence NAK), reads were asked again at a gap in their responses
+# sequence NAK), tails lost were probed for, reads were asked again at a gap in their responses
 # without waiting for the timer, responders answered duplicate requests
 # (re-executed reads, replayed atomics, re-ACKed writes), and corrupted
 # frames were dropped and counted, not delivered; at the highest rate
@@ -40,7 +40,7 @@ sum() {
 	echo $(( $(sr_counter "$DA" "$1") + $(sr_counter "$DB" "$1") ))
 }
 
-RECOVERY="retransmit_timeout seq_nak_received read_gap_reask rx_duplicate_request rx_out_of_sequence rx_drop_bad_icrc rx_drop_malformed"
+RECOVERY="retransmit_timeout tlp_probe seq_nak_received read_gap_reask rx_duplicate_request rx_out_of_sequence rx_drop_bad_icrc rx_drop_malformed"
 for c in $RECOVERY; do
 	[ -n "$(sr_counter "$DA" "$c")" ] || sr_fail "no counter $c on $DA"
 done
@@ -89,6 +89,7 @@ if ga=$(sr_gid_index "$DA" "$IP4") && gb=$(sr_gid_index "$DB" "$PEER4"); then
 		test $(( $(sum retransmit_timeout) + $(sum seq_nak_received) )) -gt 0
 	sr_check "at the highest rate too ($last_restarts restarts)" \
 		test "$last_restarts" -gt 0
+	sr_check "tail-loss probes sent" test "$(sum tlp_probe)" -gt 0
 	sr_check "reads asked again at a gap, not only by the timer" \
 		test "$(sum read_gap_reask)" -gt 0
 	sr_check "responders answered duplicate requests" \

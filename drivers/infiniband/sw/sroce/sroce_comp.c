@@ -7,10 +7,28 @@
  * timeout, 4.096 us * 2^t) or by a sequence NAK; RNR NAKs wait out the
  * responder's timer. The responder answers duplicates, re-executes reads
  * and replays atomics.
+ *
+ * A loss at the tail of a burst reveals itself to nobody: no later packet
+ * makes the responder NAK, and the timeout is long (67 ms at perftest's
+ * default). So the timer first runs for a tail-loss probe's timeout, 2 *
+ * SRTT: if by then nothing was acknowledged and nothing more was sent, the
+ * last packet goes again, asking for an ACK (RFC 8985's probe, applied to
+ * IBA's go-back-N). If it had arrived, the responder answers the duplicate
+ * with an ACK; if it was lost, the probe replaces it; if an earlier one
+ * was lost, the probe is ahead and draws a sequence NAK. Any peer handles
+ * a resent packet, so this needs nothing of it.
  */
 #include "sroce_sq.h"
 #include "sroce_hdr.h"
 #include "sroce_trace.h"
+
+static bool tlp = true;
+module_param(tlp, bool, 0644);
+MODULE_PARM_DESC(tlp, "Send tail-loss probes before RC retransmission timeouts (default: on)");
+
+static unsigned int tlp_min_us = 1000;
+module_param(tlp_min_us, uint, 0644);
+MODULE_PARM_DESC(tlp_min_us, "Shortest tail-loss probe timeout, in microseconds (default: 1000)");
 
 /* RNR NAK timer codes in microseconds, IBA table 45. */
 static const u32 sroce_rnr_usec[32] = {
@@ -20,8 +38,33 @@ static const u32 sroce_rnr_usec[32] = {
 };
 
 /*
+ * The sent WQE holding PSN @psn: its index, or the end of the sent ones
+ * (req->next, or after it while it is partly sent) if none does. @rd: the
+ * reads and atomics before it.
+ */
+static u32 sroce_comp_find_psn(struct sroce_qp *qp, u32 psn, u32 *rd)
+{
+	struct sroce_req *req = &qp->req;
+	u32 end = req->off ? req->next + 1 : req->next;
+	struct sroce_swqe_state *st;
+	u32 i;
+
+	*rd = 0;
+	for (i = req->head; i != end; i++) {
+		st = sroce_sst(qp, i);
+		if (((psn - st->first_psn) & SROCE_PSN_MASK) < st->npsn)
+			break;
+		if (sroce_op_is_rdatomic(sroce_swqe(qp, i)->opcode))
+			(*rd)++;
+	}
+	return i;
+}
+
+/*
  * Resend from PSN @psn, for @cause: go back to the WQE and packet holding
  * it. A read is asked again from @psn, its first response still missing.
+ * A round trip being timed no longer can be: its answer may be the
+ * resend's (Karn's rule).
  */
 static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
 			      enum sroce_retx_cause cause)
@@ -30,19 +73,15 @@ static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
 	u32 end = req->off ? req->next + 1 : req->next;
 	struct sroce_swqe_state *st;
 	struct sroce_send_wqe *w;
-	u32 i, rd = 0, k;
+	u32 i, rd, k;
 
-	for (i = req->head; i != end; i++) {
-		st = sroce_sst(qp, i);
-		w = sroce_swqe(qp, i);
-		k = (psn - st->first_psn) & SROCE_PSN_MASK;
-		if (k < st->npsn)
-			break;
-		if (sroce_op_is_rdatomic(w->opcode))
-			rd++;
-	}
+	i = sroce_comp_find_psn(qp, psn, &rd);
 	if (i == end)
 		return;
+	st = sroce_sst(qp, i);
+	w = sroce_swqe(qp, i);
+	k = (psn - st->first_psn) & SROCE_PSN_MASK;
+	req->rtt_start_ns = 0;
 	if (sroce_op_is_rdatomic(w->opcode)) {
 		/* Asked again from the first response still missing. */
 		req->off = 0;
@@ -59,7 +98,26 @@ static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
 			       sroce_read_next_psn(qp, st) : psn, cause);
 }
 
-/* Move the oldest unacknowledged PSN forward: progress resets retries. */
+/* Fold a round-trip sample into SRTT and RTTVAR (RFC 6298, 2.2, 2.3). */
+static void sroce_comp_rtt_sample(struct sroce_req *req, u32 rtt)
+{
+	u32 dev;
+
+	if (!req->srtt_ns) {
+		req->srtt_ns = rtt;
+		req->rttvar_ns = rtt / 2;
+		return;
+	}
+	dev = req->srtt_ns > rtt ? req->srtt_ns - rtt : rtt - req->srtt_ns;
+	req->rttvar_ns = req->rttvar_ns - req->rttvar_ns / 4 + dev / 4;
+	req->srtt_ns = req->srtt_ns - req->srtt_ns / 8 + rtt / 8;
+}
+
+/*
+ * Move the oldest unacknowledged PSN forward: progress resets retries,
+ * allows the next tail its probe, and ends the round trip being timed if
+ * it passes that packet.
+ */
 static void sroce_comp_advance_una(struct sroce_qp *qp, u32 una)
 {
 	struct sroce_req *req = &qp->req;
@@ -69,6 +127,69 @@ static void sroce_comp_advance_una(struct sroce_qp *qp, u32 una)
 	req->una = una & SROCE_PSN_MASK;
 	req->retry_left = qp->attr.retry_cnt;
 	req->rnr_left = qp->attr.rnr_retry;
+	if (req->probed) {
+		/*
+		 * The timeout armed after the probe would outlast this tail:
+		 * the next one gets its probe timer now.
+		 */
+		req->probed = false;
+		if (req->una != req->psn && !req->rnr_wait &&
+		    hrtimer_try_to_cancel(&qp->timer) == 1)
+			sroce_req_arm_timer(qp);
+	}
+	if (req->rtt_start_ns && sroce_psn_cmp(req->una, req->rtt_psn) > 0) {
+		/* Seconds would mean a peer that lost it: no sample. */
+		u64 rtt = ktime_get_ns() - req->rtt_start_ns;
+
+		if (rtt < NSEC_PER_SEC)
+			sroce_comp_rtt_sample(req, rtt);
+		req->rtt_start_ns = 0;
+	}
+}
+
+/**
+ * sroce_comp_pto_ns() - the tail-loss probe's timeout, if one is due.
+ * @qp: RC queue pair
+ * @rto_ns: its retransmission timeout
+ *
+ * Context: req_lock held.
+ * Return: max(2 * SRTT, tlp_min_us) when that is shorter than @rto_ns and
+ * the tail has no probe yet, else 0: no probe, the timeout only.
+ */
+u64 sroce_comp_pto_ns(struct sroce_qp *qp, u64 rto_ns)
+{
+	struct sroce_req *req = &qp->req;
+	u64 pto;
+
+	lockdep_assert_held(&qp->req_lock);
+	if (!READ_ONCE(tlp) || req->probed || !req->srtt_ns)
+		return 0;
+	pto = max_t(u64, 2ULL * req->srtt_ns,
+		    (u64)READ_ONCE(tlp_min_us) * NSEC_PER_USEC);
+	return pto < rto_ns ? pto : 0;
+}
+
+/*
+ * The probe: the last packet sent, again, asking for an ACK. Not for a
+ * read or atomic, whose request asks the responder to send everything
+ * again: the timeout does that. False when there is nothing to probe.
+ */
+static bool sroce_comp_probe(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	u32 last = (req->psn - 1) & SROCE_PSN_MASK;
+	u32 end = req->off ? req->next + 1 : req->next;
+	u32 i, rd;
+
+	/* One chance per tail, taken or not. */
+	req->probed = true;
+	i = sroce_comp_find_psn(qp, last, &rd);
+	if (i == end || sroce_op_is_rdatomic(sroce_swqe(qp, i)->opcode))
+		return false;
+	req->probe_ackreq = true;
+	sroce_qp_count(qp, SROCE_CNT_TLP_PROBE);
+	sroce_comp_rewind(qp, last, SROCE_RETX_PROBE);
+	return true;
 }
 
 /*
@@ -335,11 +456,12 @@ out:
 	spin_unlock_bh(&qp->req_lock);
 }
 
-/* Retransmission timeout or the end of an RNR wait. */
+/* Tail-loss probe, retransmission timeout or the end of an RNR wait. */
 enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 {
 	struct sroce_qp *qp = container_of(timer, struct sroce_qp, timer);
 	struct sroce_req *req = &qp->req;
+	bool probed;
 
 	spin_lock_bh(&qp->req_lock);
 	if (qp->dead || sroce_qp_state(qp) != IB_QPS_RTS)
@@ -355,6 +477,18 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 		req->rnr_wait = false;
 	} else if (req->una == req->psn) {
 		goto out;
+	} else if (req->timer_probe) {
+		req->timer_probe = false;
+		/* Still moving: not a tail yet, wait again. */
+		if (req->una != req->timer_una || req->psn != req->timer_psn) {
+			sroce_req_arm_timer(qp);
+			goto out;
+		}
+		/* Quiet: a tail. After its probe, the timeout runs. */
+		probed = sroce_comp_probe(qp);
+		sroce_req_arm_timer(qp);
+		if (!probed)
+			goto out;
 	} else if (req->una != req->timer_una) {
 		/* Progress since the timer was armed: wait once more. */
 		sroce_req_arm_timer(qp);

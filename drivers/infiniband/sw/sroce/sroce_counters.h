@@ -60,6 +60,8 @@
  *	raise its alpha only
  * @SROCE_CNT_CC_PACE_WAIT: times a queue pair's rate limiter held back a
  *	packet it was about to send (each attempt counts)
+ * @SROCE_CNT_TLP_PROBE: tail-loss probes sent: the last unacknowledged
+ *	packet again, asking for an ACK, after a quiet 2 * SRTT
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -99,6 +101,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_CNP,
 	SROCE_CNT_CC_RATE_CUT,
 	SROCE_CNT_CC_PACE_WAIT,
+	SROCE_CNT_TLP_PROBE,
 	SROCE_NUM_COUNTERS
 };
 

@@ -14,6 +14,7 @@ enum sroce_retx_cause {
 	SROCE_RETX_SEQ_NAK,	/* the responder NAKed a PSN sequence error */
 	SROCE_RETX_READ_GAP,	/* a read response is missing */
 	SROCE_RETX_RNR,		/* an RNR NAK (sent again after its wait) */
+	SROCE_RETX_PROBE,	/* a tail-loss probe: the last packet again */
 };
 
 /* Per send-queue-slot state the requester keeps beside its WQE copy. */
@@ -42,6 +43,17 @@ struct sroce_swqe_state {
  * @rnr_left: RNR retries left (7: unlimited)
  * @rnr_wait: waiting out an RNR NAK's timer before resending
  * @timer_una: @una when the timer was armed, to detect progress
+ * @timer_psn: @psn when the timer was armed, to see whether it still sends
+ * @timer_probe: the armed timer is the tail-loss probe's, not the
+ *	retransmission timeout
+ * @probe_ackreq: the next packet is the probe: it asks for an ACK
+ * @probed: a probe went out since @una last moved (one per tail)
+ * @srtt_ns: smoothed round-trip time (RFC 6298), 0 before the first sample
+ * @rttvar_ns: its mean deviation
+ * @rtt_start_ns: when the packet being timed left, 0 when none is
+ * @rtt_psn: its PSN: the sample ends when an answer passes it
+ * @high_psn: PSN after the newest packet ever sent: only packets sent for
+ *	the first time are timed (Karn's rule)
  * @gap_psn: the read response last asked again at a gap
  * @gap_reasked: @gap_psn is valid
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
@@ -63,6 +75,15 @@ struct sroce_req {
 	u8 rnr_left;
 	bool rnr_wait;
 	u32 timer_una;
+	u32 timer_psn;
+	bool timer_probe;
+	bool probe_ackreq;
+	bool probed;
+	u32 srtt_ns;
+	u32 rttvar_ns;
+	u64 rtt_start_ns;
+	u32 rtt_psn;
+	u32 high_psn;
 	u32 gap_psn;
 	bool gap_reasked;
 	void *shadow;

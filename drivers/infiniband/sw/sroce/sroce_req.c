@@ -16,15 +16,31 @@
 #include "sroce_sq.h"
 #include "sroce_hdr.h"
 
+/**
+ * sroce_req_arm_timer() - arm the timer for what is unacknowledged.
+ * @qp: RC queue pair
+ *
+ * For the tail-loss probe's timeout when one is due (sroce_comp.c), else
+ * for the retransmission timeout. A timer already queued is left alone:
+ * its expiry looks at what changed since it was armed.
+ * Context: req_lock held.
+ */
 void sroce_req_arm_timer(struct sroce_qp *qp)
 {
+	struct sroce_req *req = &qp->req;
 	u8 t = qp->attr.timeout;
+	u64 rto, pto;
 
+	lockdep_assert_held(&qp->req_lock);
 	/* Timeout 0 means wait forever (IBA 9.7.6.1.3). */
 	if (!t || qp->dead || hrtimer_is_queued(&qp->timer))
 		return;
-	qp->req.timer_una = qp->req.una;
-	hrtimer_start(&qp->timer, ns_to_ktime(4096ULL << t),
+	rto = 4096ULL << t;
+	pto = sroce_comp_pto_ns(qp, rto);
+	req->timer_una = req->una;
+	req->timer_psn = req->psn;
+	req->timer_probe = pto != 0;
+	hrtimer_start(&qp->timer, ns_to_ktime(pto ?: rto),
 		      HRTIMER_MODE_REL_SOFT);
 }
 
@@ -166,7 +182,8 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 			ext_len += SROCE_IMMDT_BYTES;
 		/* UC has no acknowledgments to ask for. */
 		ackreq = !uc &&
-			 (req->since_ackreq + 1 >= SROCE_ACKREQ_EVERY ||
+			 (req->probe_ackreq ||
+			  req->since_ackreq + 1 >= SROCE_ACKREQ_EVERY ||
 			  (last && (qp->sq_sig_all ||
 				    (w->send_flags & SROCE_SEND_F_SIGNALED) ||
 				    !sroce_req_more_to_send(qp))) ||
@@ -261,6 +278,16 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 	}
 	sroce_tx_send(qp, skb);
 
+	/*
+	 * Time one round trip at a time, on a packet that draws an answer at
+	 * once and was never sent before.
+	 */
+	if ((ackreq || rdatomic) && !uc && !req->rtt_start_ns &&
+	    sroce_psn_cmp(req->psn, req->high_psn) >= 0) {
+		req->rtt_psn = req->psn;
+		req->rtt_start_ns = ktime_get_ns();
+	}
+	req->probe_ackreq = false;
 	req->since_ackreq = ackreq ? 0 : req->since_ackreq + 1;
 	if (rdatomic) {
 		req->psn = (st->first_psn + st->npsn) & SROCE_PSN_MASK;
@@ -268,6 +295,8 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 	} else {
 		req->psn = (req->psn + 1) & SROCE_PSN_MASK;
 	}
+	if (sroce_psn_cmp(req->psn, req->high_psn) > 0)
+		req->high_psn = req->psn;
 	req->off += plen;
 	if (last) {
 		req->next++;
@@ -409,4 +438,11 @@ void sroce_req_init(struct sroce_qp *qp)
 	req->rnr_left = qp->attr.rnr_retry;
 	req->rnr_wait = false;
 	req->gap_reasked = false;
+	req->timer_probe = false;
+	req->probe_ackreq = false;
+	req->probed = false;
+	req->srtt_ns = 0;
+	req->rttvar_ns = 0;
+	req->rtt_start_ns = 0;
+	req->high_psn = req->psn;
 }

@@ -131,6 +131,7 @@ static const char *const sroce_res_qp_names[SROCE_RES_QP_NFIELDS] = {
 	[SROCE_RES_QP_CC_RATE_MBPS] = "cc_rate_mbps",
 	[SROCE_RES_QP_CC_TARGET_MBPS] = "cc_target_mbps",
 	[SROCE_RES_QP_CC_ALPHA] = "cc_alpha",
+	[SROCE_RES_QP_SRTT_US] = "srtt_us",
 };
 
 static const struct sroce_res_kind sroce_res_qp = {
@@ -165,6 +166,8 @@ static void sroce_res_qp_snap(struct sroce_qp *qp, struct sroce_res_snap *s)
 		sroce_res_set(s, SROCE_RES_QP_RNR_WAIT, req->rnr_wait);
 		sroce_res_set(s, SROCE_RES_QP_TIMER_ARMED,
 			      hrtimer_active(&qp->timer));
+		sroce_res_set(s, SROCE_RES_QP_SRTT_US,
+			      req->srtt_ns / NSEC_PER_USEC);
 	}
 	spin_unlock_bh(&qp->req_lock);
 
