@@ -170,9 +170,10 @@ u64 sroce_comp_pto_ns(struct sroce_qp *qp, u64 rto_ns)
 }
 
 /*
- * The probe: the last packet sent, again, asking for an ACK. Not for a
- * read or atomic, whose request asks the responder to send everything
- * again: the timeout does that. False when there is nothing to probe.
+ * The probe: the last packet sent, again, asking for an ACK. A read or
+ * atomic is asked again instead, as the timeout would: a read from its
+ * first response still missing, an atomic answered from the responder's
+ * record. False when there is nothing to probe.
  */
 static bool sroce_comp_probe(struct sroce_qp *qp)
 {
@@ -184,7 +185,7 @@ static bool sroce_comp_probe(struct sroce_qp *qp)
 	/* One chance per tail, taken or not. */
 	req->probed = true;
 	i = sroce_comp_find_psn(qp, last, &rd);
-	if (i == end || sroce_op_is_rdatomic(sroce_swqe(qp, i)->opcode))
+	if (i == end)
 		return false;
 	req->probe_ackreq = true;
 	sroce_qp_count(qp, SROCE_CNT_TLP_PROBE);
