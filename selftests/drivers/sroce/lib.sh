@@ -284,7 +284,8 @@ sr_pkt_start() {
 }
 
 # sr_pkt ARGS...: roce_pkt.py's arguments for one frame set, sent through
-# the coprocess; fails if it could not send them.
+# the coprocess; fails if it could not send them. Not for --reply or
+# --help: their output would be taken for the status line.
 sr_pkt() {
 	local reply
 	{ printf '%q ' "$@"; echo; } >&"${SR_PKT[1]}" || return 1

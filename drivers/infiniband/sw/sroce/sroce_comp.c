@@ -15,8 +15,11 @@
  * last packet goes again, asking for an ACK (RFC 8985's probe, applied to
  * IBA's go-back-N). If it had arrived, the responder answers the duplicate
  * with an ACK; if it was lost, the probe replaces it; if an earlier one
- * was lost, the probe is ahead and draws a sequence NAK. Any peer handles
- * a resent packet, so this needs nothing of it.
+ * was lost, the probe is ahead and draws a sequence NAK, unless the
+ * responder NAKed that gap already (it does once): then the NAK was lost,
+ * or the resend after it, and the probe goes back to the oldest
+ * unacknowledged PSN instead (see sroce_comp_probe()). Any peer handles a
+ * resent packet, so this needs nothing of it.
  */
 #include "sroce_sq.h"
 #include "sroce_hdr.h"
@@ -98,19 +101,16 @@ static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
 			       sroce_read_next_psn(qp, st) : psn, cause);
 }
 
-/* Fold a round-trip sample into SRTT and RTTVAR (RFC 6298, 2.2, 2.3). */
+/*
+ * Fold a round-trip sample into SRTT (RFC 6298, 2.2, 2.3). No RTTVAR: IBA
+ * fixes the timeout, and the probe's timeout is 2 * SRTT.
+ */
 static void sroce_comp_rtt_sample(struct sroce_req *req, u32 rtt)
 {
-	u32 dev;
-
-	if (!req->srtt_ns) {
+	if (!req->srtt_ns)
 		req->srtt_ns = rtt;
-		req->rttvar_ns = rtt / 2;
-		return;
-	}
-	dev = req->srtt_ns > rtt ? req->srtt_ns - rtt : rtt - req->srtt_ns;
-	req->rttvar_ns = req->rttvar_ns - req->rttvar_ns / 4 + dev / 4;
-	req->srtt_ns = req->srtt_ns - req->srtt_ns / 8 + rtt / 8;
+	else
+		req->srtt_ns = req->srtt_ns - req->srtt_ns / 8 + rtt / 8;
 }
 
 /*
@@ -137,6 +137,8 @@ static void sroce_comp_advance_una(struct sroce_qp *qp, u32 una)
 		    hrtimer_try_to_cancel(&qp->timer) == 1)
 			sroce_req_arm_timer(qp);
 	}
+	if (req->nak_recovery && sroce_psn_cmp(req->una, req->nak_psn) > 0)
+		req->nak_recovery = false;
 	if (req->rtt_start_ns && sroce_psn_cmp(req->una, req->rtt_psn) > 0) {
 		/* Seconds would mean a peer that lost it: no sample. */
 		u64 rtt = ktime_get_ns() - req->rtt_start_ns;
@@ -153,6 +155,11 @@ static void sroce_comp_advance_una(struct sroce_qp *qp, u32 una)
  * @rto_ns: its retransmission timeout
  *
  * Context: req_lock held.
+ * A queue pair its congestion control limits sends packets and asks for
+ * ACKs at its own pace (see sroce_cc_ackreq_due()), more slowly than
+ * 2 * SRTT: it would look like a tail between any two, so it waits for
+ * the timeout only.
+ *
  * Return: max(2 * SRTT, tlp_min_us) when that is shorter than @rto_ns and
  * the tail has no probe yet, else 0: no probe, the timeout only.
  */
@@ -162,7 +169,8 @@ u64 sroce_comp_pto_ns(struct sroce_qp *qp, u64 rto_ns)
 	u64 pto;
 
 	lockdep_assert_held(&qp->req_lock);
-	if (!READ_ONCE(tlp) || req->probed || !req->srtt_ns)
+	if (!READ_ONCE(tlp) || req->probed || !req->srtt_ns ||
+	    READ_ONCE(qp->rp.limited))
 		return 0;
 	pto = max_t(u64, 2ULL * req->srtt_ns,
 		    (u64)READ_ONCE(tlp_min_us) * NSEC_PER_USEC);
@@ -173,23 +181,27 @@ u64 sroce_comp_pto_ns(struct sroce_qp *qp, u64 rto_ns)
  * The probe: the last packet sent, again, asking for an ACK. A read or
  * atomic is asked again instead, as the timeout would: a read from its
  * first response still missing, an atomic answered from the responder's
- * record. False when there is nothing to probe.
+ * record. After a sequence NAK whose PSN has not been taken, the
+ * responder drops later packets without a word (it NAKs a gap once, as
+ * IBA and rxe do): the resend of that PSN was lost too, so go back to
+ * @una instead. False when there is nothing to probe.
  */
 static bool sroce_comp_probe(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
-	u32 last = (req->psn - 1) & SROCE_PSN_MASK;
 	u32 end = req->off ? req->next + 1 : req->next;
+	u32 psn = req->nak_recovery ? req->una : req->psn - 1;
 	u32 i, rd;
 
 	/* One chance per tail, taken or not. */
 	req->probed = true;
-	i = sroce_comp_find_psn(qp, last, &rd);
+	psn &= SROCE_PSN_MASK;
+	i = sroce_comp_find_psn(qp, psn, &rd);
 	if (i == end)
 		return false;
 	req->probe_ackreq = true;
 	sroce_qp_count(qp, SROCE_CNT_TLP_PROBE);
-	sroce_comp_rewind(qp, last, SROCE_RETX_PROBE);
+	sroce_comp_rewind(qp, psn, SROCE_RETX_PROBE);
 	return true;
 }
 
@@ -275,6 +287,8 @@ static void sroce_comp_aeth(struct sroce_qp *qp, u32 psn, u8 syn)
 		sroce_comp_ack_upto(qp, psn - 1);
 		if (val == SROCE_NAK_PSN_SEQ) {
 			sroce_qp_count(qp, SROCE_CNT_SEQ_NAK_RCVD);
+			qp->req.nak_recovery = true;
+			qp->req.nak_psn = psn;
 			sroce_comp_rewind(qp, psn, SROCE_RETX_SEQ_NAK);
 		} else {
 			sroce_sq_fail(qp, sroce_nak_status(val));
@@ -465,8 +479,20 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 	bool probed;
 
 	spin_lock_bh(&qp->req_lock);
-	if (qp->dead || sroce_qp_state(qp) != IB_QPS_RTS)
+	if (qp->dead)
 		goto out;
+	if (sroce_qp_state(qp) != IB_QPS_RTS) {
+		/*
+		 * Draining (SQD) sends nothing, not even again; keep the
+		 * timeout running for when it is back in RTS.
+		 */
+		if (sroce_qp_state(qp) == IB_QPS_SQD && req->una != req->psn &&
+		    !hrtimer_is_queued(timer)) {
+			req->probed = true;
+			sroce_req_arm_timer(qp);
+		}
+		goto out;
+	}
 	/*
 	 * Armed again while this callback waited for the lock (a sender
 	 * re-arms a timer that is no longer queued, an RNR NAK restarts it):

@@ -47,9 +47,11 @@ struct sroce_swqe_state {
  * @timer_probe: the armed timer is the tail-loss probe's, not the
  *	retransmission timeout
  * @probe_ackreq: the next packet is the probe: it asks for an ACK
- * @probed: a probe went out since @una last moved (one per tail)
+ * @probed: the tail had its chance of a probe since @una last moved
+ * @nak_recovery: resending after a sequence NAK for @nak_psn, which the
+ *	responder has not yet taken: it drops what comes after it unanswered
+ * @nak_psn: that PSN
  * @srtt_ns: smoothed round-trip time (RFC 6298), 0 before the first sample
- * @rttvar_ns: its mean deviation
  * @rtt_start_ns: when the packet being timed left, 0 when none is
  * @rtt_psn: its PSN: the sample ends when an answer passes it
  * @high_psn: PSN after the newest packet ever sent: only packets sent for
@@ -79,8 +81,9 @@ struct sroce_req {
 	bool timer_probe;
 	bool probe_ackreq;
 	bool probed;
+	bool nak_recovery;
+	u32 nak_psn;
 	u32 srtt_ns;
-	u32 rttvar_ns;
 	u64 rtt_start_ns;
 	u32 rtt_psn;
 	u32 high_psn;

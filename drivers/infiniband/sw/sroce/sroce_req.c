@@ -441,8 +441,8 @@ void sroce_req_init(struct sroce_qp *qp)
 	req->timer_probe = false;
 	req->probe_ackreq = false;
 	req->probed = false;
+	req->nak_recovery = false;
 	req->srtt_ns = 0;
-	req->rttvar_ns = 0;
 	req->rtt_start_ns = 0;
 	req->high_psn = req->psn;
 }
