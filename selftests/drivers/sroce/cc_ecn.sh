@@ -13,8 +13,10 @@
 #
 # Then the reaction point: under marks, a writer's CNPs must cut its rate
 # (rdma resource -dd shows it limited, below the line rate) and its pacer
-# must hold packets back; once the marks stop, the rate must recover to
-# the line rate and the limit go. Last, the per-device switches: with
+# must hold packets back, and nothing may be sent again (no tail-loss
+# probe, no timeout: ACKs come slowly when paced, but nothing was lost);
+# once the marks stop, the rate must recover to the line rate and the
+# limit go. Last, the per-device switches: with
 # cc/rp_enable 0 CNPs leave the rate alone, with cc/np_enable 0 marks get
 # no CNP.
 # shellcheck source=selftests/drivers/sroce/lib.sh
@@ -68,7 +70,8 @@ mark_roce "$B" "$NS" || sr_fail "netem ecn marking in $NS"
 LOGS=$(mktemp -d)
 sr_on_exit "rm -rf $LOGS"
 COUNTERS=(rx_ecn_ce tx_cnp rx_cnp rx_drop_no_qp rx_drop_wrong_peer
-	  retransmit_timeout seq_nak_received cc_rate_cut cc_pace_wait)
+	  retransmit_timeout seq_nak_received cc_rate_cut cc_pace_wait
+	  tlp_probe)
 # snap: remember every counter of both devices (grew: sr_grew).
 snap() { sr_snap "$DA" "${COUNTERS[@]}"; sr_snap "$DB" "${COUNTERS[@]}"; }
 grew() { sr_grew "$@"; }
@@ -193,6 +196,10 @@ sr_check "cut below half the line rate" \
 	test -n "$rate" -a "$((2 * ${rate:-0}))" -lt "${line_rate:-100000}"
 sr_check "after the marks, the rate climbed back and the limit went" \
 	test "$limited2" = 0
+# Paced, packets and ACK requests come further apart than a round trip:
+# nothing was lost, so nothing may be sent again.
+sr_check "paced, $DA neither probed nor timed out" \
+	test "$(grew "$DA" tlp_probe).$(grew "$DA" retransmit_timeout)" = 0.0
 
 # The switches: DA neither slows down for CNPs nor sends any.
 sr_check "marks again" roce_to_netem "$A"

@@ -16,10 +16,11 @@
  * IBA's go-back-N). If it had arrived, the responder answers the duplicate
  * with an ACK; if it was lost, the probe replaces it; if an earlier one
  * was lost, the probe is ahead and draws a sequence NAK, unless the
- * responder NAKed that gap already (it does once): then the NAK was lost,
- * or the resend after it, and the probe goes back to the oldest
- * unacknowledged PSN instead (see sroce_comp_probe()). Any peer handles a
- * resent packet, so this needs nothing of it.
+ * responder NAKed that gap already (it does once). If that NAK came and
+ * the resend after it was lost, the probe goes back to the oldest
+ * unacknowledged PSN instead (see sroce_comp_probe()); if the NAK itself
+ * was lost, only the timeout helps. Any peer handles a resent packet, so
+ * this needs nothing of it.
  */
 #include "sroce_sq.h"
 #include "sroce_hdr.h"
@@ -127,6 +128,7 @@ static void sroce_comp_advance_una(struct sroce_qp *qp, u32 una)
 	req->una = una & SROCE_PSN_MASK;
 	req->retry_left = qp->attr.retry_cnt;
 	req->rnr_left = qp->attr.rnr_retry;
+	req->stalled_ns = 0;
 	if (req->probed) {
 		/*
 		 * The timeout armed after the probe would outlast this tail:
@@ -155,11 +157,6 @@ static void sroce_comp_advance_una(struct sroce_qp *qp, u32 una)
  * @rto_ns: its retransmission timeout
  *
  * Context: req_lock held.
- * A queue pair its congestion control limits sends packets and asks for
- * ACKs at its own pace (see sroce_cc_ackreq_due()), more slowly than
- * 2 * SRTT: it would look like a tail between any two, so it waits for
- * the timeout only.
- *
  * Return: max(2 * SRTT, tlp_min_us) when that is shorter than @rto_ns and
  * the tail has no probe yet, else 0: no probe, the timeout only.
  */
@@ -169,8 +166,7 @@ u64 sroce_comp_pto_ns(struct sroce_qp *qp, u64 rto_ns)
 	u64 pto;
 
 	lockdep_assert_held(&qp->req_lock);
-	if (!READ_ONCE(tlp) || req->probed || !req->srtt_ns ||
-	    READ_ONCE(qp->rp.limited))
+	if (!READ_ONCE(tlp) || req->probed || !req->srtt_ns)
 		return 0;
 	pto = max_t(u64, 2ULL * req->srtt_ns,
 		    (u64)READ_ONCE(tlp_min_us) * NSEC_PER_USEC);
@@ -479,20 +475,9 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 	bool probed;
 
 	spin_lock_bh(&qp->req_lock);
-	if (qp->dead)
+	/* Back from SQD, the move to RTS arms it again. */
+	if (qp->dead || sroce_qp_state(qp) != IB_QPS_RTS)
 		goto out;
-	if (sroce_qp_state(qp) != IB_QPS_RTS) {
-		/*
-		 * Draining (SQD) sends nothing, not even again; keep the
-		 * timeout running for when it is back in RTS.
-		 */
-		if (sroce_qp_state(qp) == IB_QPS_SQD && req->una != req->psn &&
-		    !hrtimer_is_queued(timer)) {
-			req->probed = true;
-			sroce_req_arm_timer(qp);
-		}
-		goto out;
-	}
 	/*
 	 * Armed again while this callback waited for the lock (a sender
 	 * re-arms a timer that is no longer queued, an RNR NAK restarts it):
@@ -506,8 +491,19 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 		goto out;
 	} else if (req->timer_probe) {
 		req->timer_probe = false;
-		/* Still moving: not a tail yet, wait again. */
-		if (req->una != req->timer_una || req->psn != req->timer_psn) {
+		if (req->una != req->timer_una) {
+			sroce_req_arm_timer(qp);
+			goto out;
+		}
+		/*
+		 * Nothing acknowledged, but still sending, or with more to
+		 * send that only the pacer or the queues below hold back: not
+		 * a tail. Wait again, but not past the timeout in all.
+		 */
+		if (req->psn != req->timer_psn || sroce_req_has_more(qp)) {
+			req->stalled_ns += req->timer_ns;
+			if (req->stalled_ns >= sroce_req_rto_ns(qp))
+				req->probed = true;
 			sroce_req_arm_timer(qp);
 			goto out;
 		}

@@ -25,7 +25,7 @@
  */
 #include <linux/moduleparam.h>
 
-#include "sroce.h"
+#include "sroce_sq.h"
 
 /* alpha and its gain g are fractions of 2^20. */
 #define SROCE_CC_ONE		BIT(20)
@@ -432,15 +432,14 @@ out:
 bool sroce_cc_ackreq_due(struct sroce_qp *qp, unsigned int payload,
 			 u32 since)
 {
-	u8 t = READ_ONCE(qp->attr.timeout);
-	u64 pkt_ns;
+	u64 rto = sroce_req_rto_ns(qp), pkt_ns;
 
 	lockdep_assert_held(&qp->req_lock);
-	if (!t)
+	if (!rto)
 		return false;
 	pkt_ns = sroce_cc_tx_ns(payload + ETH_HLEN + SROCE_MAX_WIRE_OVERHEAD,
 				READ_ONCE(qp->rp.rate));
-	return (since + 1ULL) * pkt_ns >= (4096ULL << t) / 4;
+	return (since + 1ULL) * pkt_ns >= rto / 4;
 }
 
 /* The pacer allows a packet again: wake whoever waits for it. */

@@ -46,6 +46,9 @@ struct sroce_swqe_state {
  * @timer_psn: @psn when the timer was armed, to see whether it still sends
  * @timer_probe: the armed timer is the tail-loss probe's, not the
  *	retransmission timeout
+ * @timer_ns: what it was armed for
+ * @stalled_ns: probe timers that expired with @una unmoved and the
+ *	requester not at a tail; at the timeout the probe gives way to it
  * @probe_ackreq: the next packet is the probe: it asks for an ACK
  * @probed: the tail had its chance of a probe since @una last moved
  * @nak_recovery: resending after a sequence NAK for @nak_psn, which the
@@ -79,6 +82,8 @@ struct sroce_req {
 	u32 timer_una;
 	u32 timer_psn;
 	bool timer_probe;
+	u64 timer_ns;
+	u64 stalled_ns;
 	bool probe_ackreq;
 	bool probed;
 	bool nak_recovery;

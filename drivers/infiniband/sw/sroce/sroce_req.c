@@ -16,6 +16,14 @@
 #include "sroce_sq.h"
 #include "sroce_hdr.h"
 
+/* The local ACK timeout, 4.096 us * 2^timeout; 0: none (wait forever). */
+u64 sroce_req_rto_ns(struct sroce_qp *qp)
+{
+	u8 t = READ_ONCE(qp->attr.timeout);
+
+	return t ? 4096ULL << t : 0;
+}
+
 /**
  * sroce_req_arm_timer() - arm the timer for what is unacknowledged.
  * @qp: RC queue pair
@@ -28,19 +36,18 @@
 void sroce_req_arm_timer(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
-	u8 t = qp->attr.timeout;
-	u64 rto, pto;
+	u64 rto = sroce_req_rto_ns(qp), pto;
 
 	lockdep_assert_held(&qp->req_lock);
 	/* Timeout 0 means wait forever (IBA 9.7.6.1.3). */
-	if (!t || qp->dead || hrtimer_is_queued(&qp->timer))
+	if (!rto || qp->dead || hrtimer_is_queued(&qp->timer))
 		return;
-	rto = 4096ULL << t;
 	pto = sroce_comp_pto_ns(qp, rto);
 	req->timer_una = req->una;
 	req->timer_psn = req->psn;
 	req->timer_probe = pto != 0;
-	hrtimer_start(&qp->timer, ns_to_ktime(pto ?: rto),
+	req->timer_ns = pto ?: rto;
+	hrtimer_start(&qp->timer, ns_to_ktime(req->timer_ns),
 		      HRTIMER_MODE_REL_SOFT);
 }
 
@@ -347,6 +354,43 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_send_wqe *w,
 }
 
 /*
+ * May the WQE @w at req->next start or go on, as far as the window, the
+ * read/atomic limit and fences go (not the pacer, nor the queues below)?
+ */
+static bool sroce_req_window_open(struct sroce_qp *qp,
+				  const struct sroce_send_wqe *w)
+{
+	struct sroce_req *req = &qp->req;
+	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
+
+	if (sroce_psn_cmp(req->psn, req->una + SROCE_TX_WINDOW) >= 0)
+		return false;
+	if (req->off == 0 && sroce_op_is_rdatomic(w->opcode) &&
+	    req->rd_pending >= max_rd)
+		return false;
+	return !(req->off == 0 && (w->send_flags & SROCE_SEND_F_FENCE) &&
+		 req->rd_pending);
+}
+
+/**
+ * sroce_req_has_more() - has the requester more to do right now?
+ * @qp: RC queue pair in RTS
+ *
+ * Context: req_lock held, BH disabled.
+ * Return: true when a WQE is posted and the window, the read/atomic limit
+ * and fences allow it: only the pacer or the queues below may hold it.
+ */
+bool sroce_req_has_more(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->req_lock);
+	return sroce_sq_next_ready(qp) &&
+	       sroce_sst(qp, req->next)->status == IB_WC_SUCCESS &&
+	       sroce_req_window_open(qp, sroce_swqe(qp, req->next));
+}
+
+/*
  * Send what the window, the read/atomic limit and fences allow, at most
  * @budget packets. Return true when it stopped only for the budget.
  * Context: req_lock held, BH disabled.
@@ -354,7 +398,6 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_send_wqe *w,
 bool sroce_req_progress(struct sroce_qp *qp, int budget)
 {
 	struct sroce_req *req = &qp->req;
-	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
 	struct sroce_swqe_state *st;
 	struct sroce_send_wqe *w;
 	int err;
@@ -374,13 +417,7 @@ bool sroce_req_progress(struct sroce_qp *qp, int budget)
 				sroce_sq_fail(qp, st->status);
 			return false;
 		}
-		if (sroce_psn_cmp(req->psn, req->una + SROCE_TX_WINDOW) >= 0)
-			return false;
-		if (req->off == 0 && sroce_op_is_rdatomic(w->opcode) &&
-		    req->rd_pending >= max_rd)
-			return false;
-		if (req->off == 0 && (w->send_flags & SROCE_SEND_F_FENCE) &&
-		    req->rd_pending)
+		if (!sroce_req_window_open(qp, w))
 			return false;
 		if (sroce_op_is_local(w->opcode)) {
 			if (!sroce_req_local(qp, w, st))
@@ -441,6 +478,7 @@ void sroce_req_init(struct sroce_qp *qp)
 	req->timer_probe = false;
 	req->probe_ackreq = false;
 	req->probed = false;
+	req->stalled_ns = 0;
 	req->nak_recovery = false;
 	req->srtt_ns = 0;
 	req->rtt_start_ns = 0;

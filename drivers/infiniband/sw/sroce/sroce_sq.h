@@ -79,6 +79,8 @@ void sroce_sq_destroy(struct sroce_qp *qp);
 /* sroce_req.c */
 bool sroce_req_progress(struct sroce_qp *qp, int budget);
 void sroce_req_arm_timer(struct sroce_qp *qp);
+u64 sroce_req_rto_ns(struct sroce_qp *qp);
+bool sroce_req_has_more(struct sroce_qp *qp);
 void sroce_req_seek(struct sroce_qp *qp, struct sroce_send_wqe *w, u32 off);
 void sroce_req_init(struct sroce_qp *qp);
 
