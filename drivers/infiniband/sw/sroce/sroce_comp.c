@@ -498,15 +498,19 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 		/*
 		 * Nothing acknowledged, but still sending, or with more to
 		 * send that only the pacer or the queues below hold back: not
-		 * a tail. Wait again, but not past the timeout in all.
+		 * a tail. Wait again, but not past the timeout in all. Send
+		 * on too: looking may have fetched a WQE no doorbell rang for.
 		 */
 		if (req->psn != req->timer_psn || sroce_req_has_more(qp)) {
 			req->stalled_ns += req->timer_ns;
 			if (req->stalled_ns >= sroce_req_rto_ns(qp))
 				req->probed = true;
 			sroce_req_arm_timer(qp);
-			goto out;
+			goto progress;
 		}
+		/* Looking may have found a bad ring index and failed the QP. */
+		if (sroce_qp_state(qp) != IB_QPS_RTS)
+			goto out;
 		/* Quiet: a tail. After its probe, the timeout runs. */
 		probed = sroce_comp_probe(qp);
 		sroce_req_arm_timer(qp);
@@ -524,6 +528,7 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 		sroce_qp_count(qp, SROCE_CNT_RETRANSMIT_TIMEOUT);
 		sroce_comp_rewind(qp, req->una, SROCE_RETX_TIMEOUT);
 	}
+progress:
 	sroce_sq_progress_bh(qp);
 out:
 	spin_unlock_bh(&qp->req_lock);

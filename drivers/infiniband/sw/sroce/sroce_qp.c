@@ -465,9 +465,12 @@ static int sroce_qp_commit_state(struct sroce_qp *qp, enum ib_qp_state cur,
 	case IB_QPS_RTS:
 		if (cur == IB_QPS_RTR)
 			sroce_req_init(qp);
-		/* Drained with packets outstanding: time them again. */
+		/*
+		 * Drained with packets outstanding, or with an RNR wait whose
+		 * timer expired meanwhile: time them again.
+		 */
 		else if (cur == IB_QPS_SQD && qp->ibqp.qp_type == IB_QPT_RC &&
-			 qp->req.una != qp->req.psn)
+			 (qp->req.una != qp->req.psn || qp->req.rnr_wait))
 			sroce_req_arm_timer(qp);
 		break;
 	default:
