@@ -42,49 +42,31 @@ static const u32 sroce_rnr_usec[32] = {
 };
 
 /*
- * The sent WQE holding PSN @psn: its index, or the end of the sent ones
- * (req->next, or after it while it is partly sent) if none does. @rd: the
- * reads and atomics before it.
- */
-static u32 sroce_comp_find_psn(struct sroce_qp *qp, u32 psn, u32 *rd)
-{
-	struct sroce_req *req = &qp->req;
-	u32 end = req->off ? req->next + 1 : req->next;
-	struct sroce_swqe_state *st;
-	u32 i;
-
-	*rd = 0;
-	for (i = req->head; i != end; i++) {
-		st = sroce_sst(qp, i);
-		if (((psn - st->first_psn) & SROCE_PSN_MASK) < st->npsn)
-			break;
-		if (sroce_op_is_rdatomic(sroce_swqe(qp, i)->opcode))
-			(*rd)++;
-	}
-	return i;
-}
-
-/*
  * Resend from PSN @psn, for @cause: go back to the WQE and packet holding
  * it. A read is asked again from @psn, its first response still missing.
  * A round trip being timed no longer can be: its answer may be the
- * resend's (Karn's rule).
+ * resend's (Karn's rule). False when no WQE sent holds @psn.
  */
-static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
+static bool sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
 			      enum sroce_retx_cause cause)
 {
 	struct sroce_req *req = &qp->req;
 	u32 end = req->off ? req->next + 1 : req->next;
 	struct sroce_swqe_state *st;
 	struct sroce_send_wqe *w;
-	u32 i, rd, k;
+	u32 i, rd = 0, k;
 
-	i = sroce_comp_find_psn(qp, psn, &rd);
+	for (i = req->head; i != end; i++) {
+		st = sroce_sst(qp, i);
+		w = sroce_swqe(qp, i);
+		k = (psn - st->first_psn) & SROCE_PSN_MASK;
+		if (k < st->npsn)
+			break;
+		if (sroce_op_is_rdatomic(w->opcode))
+			rd++;
+	}
 	if (i == end)
-		return;
-	st = sroce_sst(qp, i);
-	w = sroce_swqe(qp, i);
-	k = (psn - st->first_psn) & SROCE_PSN_MASK;
+		return false;
 	req->rtt_start_ns = 0;
 	if (sroce_op_is_rdatomic(w->opcode)) {
 		/* Asked again from the first response still missing. */
@@ -100,6 +82,7 @@ static void sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
 	req->since_ackreq = 0;
 	trace_sroce_retransmit(&qp->ibqp, sroce_op_is_rdatomic(w->opcode) ?
 			       sroce_read_next_psn(qp, st) : psn, cause);
+	return true;
 }
 
 /*
@@ -185,19 +168,14 @@ u64 sroce_comp_pto_ns(struct sroce_qp *qp, u64 rto_ns)
 static bool sroce_comp_probe(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
-	u32 end = req->off ? req->next + 1 : req->next;
 	u32 psn = req->nak_recovery ? req->una : req->psn - 1;
-	u32 i, rd;
 
 	/* One chance per tail, taken or not. */
 	req->probed = true;
-	psn &= SROCE_PSN_MASK;
-	i = sroce_comp_find_psn(qp, psn, &rd);
-	if (i == end)
+	if (!sroce_comp_rewind(qp, psn & SROCE_PSN_MASK, SROCE_RETX_PROBE))
 		return false;
 	req->probe_ackreq = true;
 	sroce_qp_count(qp, SROCE_CNT_TLP_PROBE);
-	sroce_comp_rewind(qp, psn, SROCE_RETX_PROBE);
 	return true;
 }
 
