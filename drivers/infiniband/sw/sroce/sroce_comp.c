@@ -6,7 +6,8 @@
  * requester), driven by a high-resolution timer (the QP's local ACK
  * timeout, 4.096 us * 2^t) or by a sequence NAK; RNR NAKs wait out the
  * responder's timer. The responder answers duplicates, re-executes reads
- * and replays atomics.
+ * and replays atomics. Read responses that come past a missing one are
+ * kept, and only what is missing is asked for again.
  *
  * A loss at the tail of a burst reveals itself to nobody: no later packet
  * makes the responder NAK, and the timeout is long (67 ms at perftest's
@@ -274,13 +275,57 @@ static void sroce_comp_aeth(struct sroce_qp *qp, u32 psn, u8 syn)
 }
 
 /*
- * A read response ahead of @expect, the one awaited: that one was lost, or
- * overtaken (paths through several CPUs' backlogs reorder). Responses are
- * taken only in order, so this one is dropped and the read must be asked
- * again from @expect in either case: do it now rather than at the
- * timeout. Once per gap, so the rest of the old answer, still arriving,
- * does not ask again and again; the timer stays armed in case the new
- * request or its answer is lost too.
+ * Responses of a read are kept past a gap while they fall within a 64-bit
+ * window of the one awaited. Reordering (paths through several CPUs'
+ * backlogs) is told apart from loss as TCP does with duplicate ACKs: the
+ * gap is taken for a loss once this many responses came past it, or the
+ * read's last one did, since no more of its answer will come.
+ */
+#define SROCE_READ_HOLD_WINDOW	64
+#define SROCE_READ_REORDER	3
+
+/* The responses held past @expect, the one the read at head awaits. */
+static u64 sroce_comp_held(struct sroce_qp *qp, u32 expect)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (req->held_wqe != req->head || req->held_psn != expect)
+		return 0;
+	return req->read_held;
+}
+
+/**
+ * sroce_comp_read_ask_len() - the bytes a read request is to ask for.
+ * @qp: RC queue pair
+ * @idx: SQ index of the RDMA READ
+ *
+ * A read asked again asks from its first missing response on: to its end,
+ * or, when its last response is held already, only up to the first one
+ * held. IBA lets a retried read ask for any part of the original not yet
+ * answered, on the same PSNs; rxe and sroce answer such a part.
+ *
+ * Context: req_lock held.
+ * Return: the length for the request's RETH.
+ */
+u32 sroce_comp_read_ask_len(struct sroce_qp *qp, u32 idx)
+{
+	const struct sroce_swqe_state *st = sroce_sst(qp, idx);
+	u32 expect = sroce_read_next_psn(qp, st);
+	u32 to_last = (sroce_swqe_last_psn(st) - expect) & SROCE_PSN_MASK;
+	u64 held;
+
+	lockdep_assert_held(&qp->req_lock);
+	held = idx == qp->req.head ? sroce_comp_held(qp, expect) : 0;
+	if (to_last < SROCE_READ_HOLD_WINDOW && (held & BIT_ULL(to_last)))
+		return __ffs64(held) * qp->mtu;
+	return st->length - st->read_off;
+}
+
+/*
+ * Responses from @expect on are missing: ask again now rather than at the
+ * timeout. Once per gap, so the rest of the old answer,
+ * still arriving, does not ask again and again; the timer stays armed in
+ * case the new request or its answer is lost too.
  */
 static void sroce_comp_read_gap(struct sroce_qp *qp, u32 expect)
 {
@@ -295,6 +340,79 @@ static void sroce_comp_read_gap(struct sroce_qp *qp, u32 expect)
 }
 
 /*
+ * Place response @pkt of the read at head where its PSN says. A read asked
+ * again answers from its first missing response on, starting over with
+ * FIRST (or ONLY), and ends before the first response held when it asked
+ * for no more (LAST or ONLY there): judge the opcode by the packet's place,
+ * with @next_held saying that the next PSN is held. False when it does not
+ * fit its place, and the QP failed.
+ */
+static bool sroce_comp_read_place(struct sroce_qp *qp,
+				  const struct sroce_send_wqe *w,
+				  const struct sroce_swqe_state *st,
+				  const struct sroce_pkt *pkt, bool next_held)
+{
+	u8 op = pkt->opcode & SROCE_OP_MASK;
+	u32 off = ((pkt->psn - st->first_psn) & SROCE_PSN_MASK) * qp->mtu;
+	bool last = pkt->psn == sroce_swqe_last_psn(st);
+	bool ends = op == SROCE_OP_READ_RESPONSE_LAST ||
+		    op == SROCE_OP_READ_RESPONSE_ONLY;
+	int err;
+
+	if (pkt->payload_len != (last ? st->length - off : qp->mtu) ||
+	    (last && !ends) || (ends && !last && !next_held)) {
+		sroce_sq_fail(qp, IB_WC_BAD_RESP_ERR);
+		return false;
+	}
+	err = sroce_sgl_place(qp, sroce_swqe_sge(w), w->num_sge, off,
+			      pkt->skb, pkt->payload_off, pkt->payload_len);
+	if (err) {
+		sroce_sq_fail(qp, err == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
+			      IB_WC_LOC_PROT_ERR);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A read response ahead of @expect, the one awaited: it was lost or
+ * overtaken. Keep this one, and ask again for the missing ones once the
+ * gap looks like a loss (see SROCE_READ_REORDER). Past the window, drop it
+ * and ask again at once. False when it is not used.
+ */
+static bool sroce_comp_read_hold(struct sroce_qp *qp,
+				 const struct sroce_send_wqe *w,
+				 const struct sroce_swqe_state *st,
+				 const struct sroce_pkt *pkt, u32 expect)
+{
+	struct sroce_req *req = &qp->req;
+	u32 d = (pkt->psn - expect) & SROCE_PSN_MASK;
+	u64 held = sroce_comp_held(qp, expect);
+	bool next_held;
+
+	/* Past its last: a later read's, and ack_upto() asked again. */
+	if (sroce_psn_cmp(pkt->psn, sroce_swqe_last_psn(st)) > 0)
+		return false;
+	if (d >= SROCE_READ_HOLD_WINDOW) {
+		sroce_comp_read_gap(qp, expect);
+		return false;
+	}
+	if (held & BIT_ULL(d))
+		return false;	/* held already: a duplicate */
+	next_held = d + 1 < SROCE_READ_HOLD_WINDOW && (held & BIT_ULL(d + 1));
+	if (!sroce_comp_read_place(qp, w, st, pkt, next_held))
+		return true;
+	req->read_held = held | BIT_ULL(d);
+	req->held_wqe = req->head;
+	req->held_psn = expect;
+	sroce_qp_count(qp, SROCE_CNT_READ_RESP_HELD);
+	if (pkt->psn == sroce_swqe_last_psn(st) ||
+	    hweight64(req->read_held) >= SROCE_READ_REORDER)
+		sroce_comp_read_gap(qp, expect);
+	return true;
+}
+
+/*
  * A read response: place its payload, complete the read at the end.
  * False when it matches nothing outstanding.
  */
@@ -304,9 +422,8 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	struct sroce_swqe_state *st;
 	struct sroce_send_wqe *w;
-	u32 expect, want;
-	bool last, ends;
-	int err;
+	u32 expect, run, npsn;
+	u64 held;
 
 	/* A response acknowledges every request before it. */
 	sroce_comp_ack_upto(qp, pkt->psn - 1);
@@ -329,36 +446,29 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (w->opcode != IB_UVERBS_WR_RDMA_READ)
 		return false;
 	expect = sroce_read_next_psn(qp, st);
-	/* Behind: a duplicate. Ahead: see sroce_comp_read_gap(). */
 	if (pkt->psn != expect) {
-		if (sroce_psn_cmp(pkt->psn, expect) > 0)
-			sroce_comp_read_gap(qp, expect);
-		return false;
+		/* Behind: a duplicate. */
+		if (sroce_psn_cmp(pkt->psn, expect) < 0)
+			return false;
+		return sroce_comp_read_hold(qp, w, st, pkt, expect);
 	}
-	last = pkt->psn == sroce_swqe_last_psn(st);
-	want = last ? st->length - st->read_off : qp->mtu;
-	/*
-	 * A read asked again answers from its first missing response on,
-	 * starting over with FIRST (or ONLY): judge the opcode by the
-	 * packet's place at the end of the read, not at its start.
-	 */
-	ends = op == SROCE_OP_READ_RESPONSE_LAST ||
-	       op == SROCE_OP_READ_RESPONSE_ONLY;
-	if (pkt->payload_len != want || ends != last) {
-		sroce_sq_fail(qp, IB_WC_BAD_RESP_ERR);
+	held = sroce_comp_held(qp, expect);
+	if (!sroce_comp_read_place(qp, w, st, pkt, held & BIT_ULL(1)))
 		return true;
-	}
-	err = sroce_sgl_place(qp, sroce_swqe_sge(w), w->num_sge, st->read_off,
-			      pkt->skb, pkt->payload_off, pkt->payload_len);
-	if (err) {
-		sroce_sq_fail(qp, err == -EMSGSIZE ? IB_WC_LOC_LEN_ERR :
-			      IB_WC_LOC_PROT_ERR);
-		return true;
-	}
-	st->read_off += pkt->payload_len;
-	sroce_comp_advance_una(qp, pkt->psn + 1);
-	if (last)
+	/* This one, and the run held right after it (bit 63 stays clear). */
+	run = 1 + __ffs64(~(held >> 1));
+	req->read_held = run < SROCE_READ_HOLD_WINDOW ? held >> run : 0;
+	req->held_psn = (expect + run) & SROCE_PSN_MASK;
+	npsn = ((expect - st->first_psn) & SROCE_PSN_MASK) + run;
+	if (npsn >= st->npsn) {
+		st->read_off = st->length;
+		req->read_held = 0;
+		sroce_comp_advance_una(qp, sroce_swqe_last_psn(st) + 1);
 		sroce_sq_complete(qp, IB_WC_SUCCESS);
+	} else {
+		st->read_off = npsn * qp->mtu;
+		sroce_comp_advance_una(qp, req->held_psn);
+	}
 	return true;
 }
 

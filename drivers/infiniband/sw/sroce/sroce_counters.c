@@ -42,6 +42,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_CC_RATE_CUT].name = "cc_rate_cut",
 	[SROCE_CNT_CC_PACE_WAIT].name = "cc_pace_wait",
 	[SROCE_CNT_TLP_PROBE].name = "tlp_probe",
+	[SROCE_CNT_READ_RESP_HELD].name = "read_resp_held",
 	[SROCE_CNT_PORT_EVENTS].name = "port_events",
 };
 

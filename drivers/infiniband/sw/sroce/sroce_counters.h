@@ -62,6 +62,8 @@
  *	packet it was about to send (each attempt counts)
  * @SROCE_CNT_TLP_PROBE: tail-loss probes sent: the last unacknowledged
  *	packet again, asking for an ACK, after a quiet 2 * SRTT
+ * @SROCE_CNT_READ_RESP_HELD: read responses that came ahead of one still
+ *	missing and were kept, not dropped and asked for again
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -102,6 +104,7 @@ enum sroce_counter {
 	SROCE_CNT_CC_RATE_CUT,
 	SROCE_CNT_CC_PACE_WAIT,
 	SROCE_CNT_TLP_PROBE,
+	SROCE_CNT_READ_RESP_HELD,
 	SROCE_NUM_COUNTERS
 };
 

@@ -61,6 +61,11 @@ struct sroce_swqe_state {
  *	the first time are timed (Karn's rule)
  * @gap_psn: the read response last asked again at a gap
  * @gap_reasked: @gap_psn is valid
+ * @read_held: responses of the read at @held_wqe that came ahead of
+ *	@held_psn, the one it awaits, and were placed: bit i for PSN
+ *	@held_psn + i (bit 0 is never set)
+ * @held_wqe: the read @read_held belongs to, while it is the head
+ * @held_psn: the response it awaited when @read_held was last changed
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
  * @st: per-slot state of the WQEs in @shadow
  */
@@ -94,6 +99,9 @@ struct sroce_req {
 	u32 high_psn;
 	u32 gap_psn;
 	bool gap_reasked;
+	u64 read_held;
+	u32 held_wqe;
+	u32 held_psn;
 	void *shadow;
 	struct sroce_swqe_state *st;
 };

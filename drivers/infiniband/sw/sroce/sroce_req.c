@@ -242,7 +242,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 		/* Asked again, a read asks only for what is still missing. */
 		r->va = cpu_to_be64(w->wr.rdma.remote_addr + st->read_off);
 		r->rkey = cpu_to_be32(w->wr.rdma.rkey);
-		r->len = cpu_to_be32(st->length - st->read_off);
+		r->len = cpu_to_be32(sroce_comp_read_ask_len(qp, req->next));
 	} else if (first && write) {
 		struct sroce_reth *r = ext;
 
@@ -475,6 +475,7 @@ void sroce_req_init(struct sroce_qp *qp)
 	req->rnr_left = qp->attr.rnr_retry;
 	req->rnr_wait = false;
 	req->gap_reasked = false;
+	req->read_held = 0;
 	req->timer_probe = false;
 	req->probe_ackreq = false;
 	req->probed = false;

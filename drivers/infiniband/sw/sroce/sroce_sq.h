@@ -88,6 +88,7 @@ void sroce_req_init(struct sroce_qp *qp);
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
 enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer);
 u64 sroce_comp_pto_ns(struct sroce_qp *qp, u64 rto_ns);
+u32 sroce_comp_read_ask_len(struct sroce_qp *qp, u32 idx);
 
 /* sroce_ud.c */
 bool sroce_ud_progress(struct sroce_qp *qp, int budget);
