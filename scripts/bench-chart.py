@@ -210,17 +210,26 @@ def panel_load(ax, rows):
     ax.set_title("2 B write latency under a 64 KiB flow")
 
 
-def loss_points(base, sweep):
-    """[(rate %, row)] of the sweep, ns_write_bw as its 0 %."""
-    pts = [(0.0, base)] if base else []
-    pts += [(float(r["test"].rsplit("_loss", 1)[1]), r) for r in sweep]
+def loss_rate(row):
+    """The loss rate of a sweep row: ns_write_bw_loss<R>[_noprobe]."""
+    return float(row["test"].rsplit("_loss", 1)[1].split("_")[0])
+
+
+def loss_points(base, sweep, noprobe):
+    """[(rate %, row, row with the probe off or None)] of the sweep,
+    ns_write_bw as its 0 %."""
+    off = {loss_rate(r): r for r in noprobe}
+    pts = [(0.0, base, None)] if base else []
+    pts += [(loss_rate(r), r, off.get(loss_rate(r))) for r in sweep]
     return sorted(pts, key=lambda p: p[0])
 
 
 def panel_loss_bw(ax, pts):
     xs = [p[0] for p in pts]
-    for dev, colour, key in (("sroce", SROCE, "sroce"), ("TCP", REF, "ref")):
-        ys = [p[1][key] for p in pts]
+    for dev, colour, key, i in (("sroce", SROCE, "sroce", 1),
+                                ("sroce, probe off", "#7fa7d6", "sroce", 2),
+                                ("TCP", REF, "ref", 1)):
+        ys = [p[i][key] if p[i] else None for p in pts]
         xy = [(x, y) for x, y in zip(xs, ys) if y is not None]
         if not xy:
             continue
@@ -243,10 +252,15 @@ def panel_loss_retx(ax, pts):
     xs = [p[0] for p in pts]
     groups = ["%g %%" % x for x in xs]
     rto = [note_value(p[1]["notes"], "rto") for p in pts]
+    tlp = [note_value(p[1]["notes"], "tlp") for p in pts]
     nak = [note_value(p[1]["notes"], "nak") for p in pts]
+    off = [note_value(p[2]["notes"], "rto") if p[2] else None for p in pts]
     retr = [note_value(p[1]["ref_notes"], "retr") for p in pts]
     series = [("sroce timeouts", SROCE, rto),
+              ("sroce tail-loss probes", "#2ca02c", tlp),
               ("sroce sequence NAKs", "#7fa7d6", nak)]
+    if any(v is not None for v in off):
+        series.append(("sroce timeouts, probe off", "#d62728", off))
     if any(v is not None for v in retr):
         series.append(("TCP segments resent", REF, retr))
     grouped_bars(ax, groups, series, "per run")
@@ -306,9 +320,12 @@ def panels(rows):
         out.append((panel_load, (load,)))
     sweep = [r for t in by_test if re.fullmatch(r"ns_write_bw_loss[0-9.]+", t)
              for r in take(t)]
+    noprobe = [r for t in by_test
+               if re.fullmatch(r"ns_write_bw_loss[0-9.]+_noprobe", t)
+               for r in take(t)]
     if sweep:
         base = by_test.get("ns_write_bw")
-        pts = loss_points(base[0] if base else None, sweep)
+        pts = loss_points(base[0] if base else None, sweep, noprobe)
         out.append((panel_loss_bw, (pts,)))
         out.append((panel_loss_retx, (pts,)))
     rest = {}
