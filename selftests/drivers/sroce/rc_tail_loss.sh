@@ -20,8 +20,8 @@
 # requester keeps what came past it (read_resp_held) and asks again for
 # the missing response only: no response is dropped as stale, no timeout
 # expires. The same against an rdma_rxe responder, which must answer
-# such a partial read asked again; and rc_verify, every byte checked,
-# through the same filters.
+# such a partial read asked again; rdma_rxe asking sroce again for part
+# of a read; and rc_verify, every byte checked, through the same filters.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
@@ -217,7 +217,7 @@ snap
 sr_check "read gap: rc_verify through the same losses" \
 	sr_rc_verify "$LOGS/verify-read" "$PORT" "$GA" "$GB"
 PORT=$((PORT + 1))
-sr_log "rc_verify: $(( $(drops) - d0 )) dropped; read_resp_held +$(grew read_resp_held) read_gap_reask +$(grew read_gap_reask)"
+sr_log "rc_verify: $(( $(drops) - d0 )) dropped; read_resp_held +$(grew read_resp_held) read_gap_reask +$(grew read_gap_reask) tlp_probe +$(grew tlp_probe) retransmit_timeout +$(grew retransmit_timeout)"
 sr_check "rc_verify: responses kept past a gap" \
 	test "$(grew read_resp_held)" -gt 0
 
@@ -232,6 +232,15 @@ if sr_require_rxe; then
 			"$IP4" -s 16384 -u 20
 		echo 1 >"$TLP"
 		check_held "read gap, rxe"
+		# rdma_rxe asking sroce again from the middle of a read (at
+		# its timeout: it keeps nothing past a gap): sroce answers the
+		# part, in the opcodes rxe takes there.
+		perftest "read gap, rxe asks" ib_read_lat "$DB" "$GB" "$RA" \
+			"$GR" "$PEER4" -s 16384
+		sr_check "read gap, rxe asks: responses were lost" \
+			test "$DROPPED" -gt 0
+		sr_check "read gap, rxe asks: sroce answered its retries" \
+			test "$(grew rx_duplicate_request)" -ge "$DROPPED"
 	else
 		sr_fail "rdma_rxe on $A"
 	fi

@@ -300,9 +300,11 @@ static u64 sroce_comp_held(struct sroce_qp *qp, u32 expect)
  * @idx: SQ index of the RDMA READ
  *
  * A read asked again asks from its first missing response on: to its end,
- * or, when its last response is held already, only up to the first one
- * held. IBA lets a retried read ask for any part of the original not yet
- * answered, on the same PSNs; rxe and sroce answer such a part.
+ * or, when its last response is held already, only up to the last one
+ * missing (those held between come again, as duplicates: one request
+ * fills every gap). IBA lets a retried read ask for any part of the
+ * original not yet answered, on the same PSNs; rxe and sroce answer such
+ * a part.
  *
  * Context: req_lock held.
  * Return: the length for the request's RETH.
@@ -316,8 +318,9 @@ u32 sroce_comp_read_ask_len(struct sroce_qp *qp, u32 idx)
 
 	lockdep_assert_held(&qp->req_lock);
 	held = idx == qp->req.head ? sroce_comp_held(qp, expect) : 0;
+	/* Bit 0, @expect itself, is never held: to_last >= 1 here. */
 	if (to_last < SROCE_READ_HOLD_WINDOW && (held & BIT_ULL(to_last)))
-		return __ffs64(held) * qp->mtu;
+		return fls64(~held & GENMASK_ULL(to_last - 1, 0)) * qp->mtu;
 	return st->length - st->read_off;
 }
 
@@ -378,7 +381,10 @@ static bool sroce_comp_read_place(struct sroce_qp *qp,
  * A read response ahead of @expect, the one awaited: it was lost or
  * overtaken. Keep this one, and ask again for the missing ones once the
  * gap looks like a loss (see SROCE_READ_REORDER). Past the window, drop it
- * and ask again at once. False when it is not used.
+ * and ask again at once. A gap that fewer responses come past, with the
+ * last one lost too, is left to the tail-loss probe (or, without it, the
+ * timeout): the price of not asking again for every reordering. False
+ * when it is not used.
  */
 static bool sroce_comp_read_hold(struct sroce_qp *qp,
 				 const struct sroce_send_wqe *w,
@@ -455,9 +461,10 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	held = sroce_comp_held(qp, expect);
 	if (!sroce_comp_read_place(qp, w, st, pkt, held & BIT_ULL(1)))
 		return true;
-	/* This one, and the run held right after it (bit 63 stays clear). */
+	/* This one, and the run held right after it (held >> 1 has bit 63 clear). */
 	run = 1 + __ffs64(~(held >> 1));
 	req->read_held = run < SROCE_READ_HOLD_WINDOW ? held >> run : 0;
+	req->held_wqe = req->head;
 	req->held_psn = (expect + run) & SROCE_PSN_MASK;
 	npsn = ((expect - st->first_psn) & SROCE_PSN_MASK) + run;
 	if (npsn >= st->npsn) {
