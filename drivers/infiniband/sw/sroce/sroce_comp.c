@@ -345,7 +345,7 @@ static void sroce_comp_read_gap(struct sroce_qp *qp, u32 expect)
 /*
  * Place response @pkt of the read at head where its PSN says. A read asked
  * again answers from its first missing response on, starting over with
- * FIRST (or ONLY), and ends before the first response held when it asked
+ * FIRST (or ONLY), and ends just before a response held when it asked
  * for no more (LAST or ONLY there): judge the opcode by the packet's place,
  * with @next_held saying that the next PSN is held. False when it does not
  * fit its place, and the QP failed.
