@@ -200,6 +200,25 @@ static inline bool sroce_uring_full(const struct sroce_uring *r,
 	       r->mask;
 }
 
+/* Whether the kernel destroyed the ring's object (uapi header). */
+static inline bool sroce_uring_dead(const struct sroce_uring *r)
+{
+	return __atomic_load_n(&r->hdr->flags, __ATOMIC_ACQUIRE) &
+	       SROCE_RING_DEAD;
+}
+
+/*
+ * 0 when entry @prod of @r may be filled; else ENOMEM (the ring is full
+ * for now) or EIO (it is dead, and full for good).
+ */
+static inline int sroce_uring_room(const struct sroce_uring *r,
+				   uint32_t prod)
+{
+	if (!sroce_uring_full(r, prod))
+		return 0;
+	return sroce_uring_dead(r) ? EIO : ENOMEM;
+}
+
 /* Hand entries before @prod to the kernel; under the ring's lock. */
 static inline void sroce_uring_publish(struct sroce_uring *r, uint32_t prod)
 {

@@ -137,6 +137,17 @@ static void sroce_cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 }
 
+/*
+ * Whether the empty ring of @cq is dead (uapi header): nothing more will
+ * come, and nothing the kernel wrote before is left unread.
+ */
+static bool sroce_cq_dead(struct sroce_cq *cq)
+{
+	/* Acquire: the kernel's last prod comes before its dead flag. */
+	return sroce_uring_dead(&cq->ring) &&
+	       cq->cons == load_acquire(&cq->ring.hdr->prod);
+}
+
 int sroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
@@ -149,6 +160,11 @@ int sroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		return -1;
 	}
 	prod = load_acquire(&cq->ring.hdr->prod);
+	if (cq->cons == prod && sroce_cq_dead(cq)) {
+		pthread_spin_unlock(&cq->lock);
+		errno = EIO;
+		return -1;
+	}
 	while (n < num_entries && cq->cons != prod) {
 		sroce_cqe_to_wc(sroce_uring_entry(&cq->ring, cq->cons),
 				&wc[n++]);
@@ -241,6 +257,8 @@ static int sroce_start_poll(struct ibv_cq_ex *cqx,
 	(void)attr;
 	pthread_spin_lock(&cq->lock);
 	ret = cq->broken ? EIO : sroce_cq_ex_load(cq);
+	if (ret == ENOENT && sroce_cq_dead(cq))
+		ret = EIO;
 	if (ret)
 		pthread_spin_unlock(&cq->lock);
 	return ret;

@@ -201,8 +201,8 @@ int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	prod = qp->sq_prod;
 	for (; wr; wr = wr->next, prod++) {
 		ret = sroce_check_send_wr(qp, wr);
-		if (!ret && sroce_uring_full(&qp->sq, prod))
-			ret = ENOMEM;
+		if (!ret)
+			ret = sroce_uring_room(&qp->sq, prod);
 		if (ret) {
 			*bad_wr = wr;
 			break;
@@ -250,8 +250,8 @@ int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		if (wr->num_sge < 0 ||
 		    (uint32_t)wr->num_sge > qp->max_recv_sge)
 			ret = EINVAL;
-		else if (sroce_uring_full(&qp->rq, prod))
-			ret = ENOMEM;
+		else
+			ret = sroce_uring_room(&qp->rq, prod);
 		if (ret) {
 			*bad_wr = wr;
 			break;

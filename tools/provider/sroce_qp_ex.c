@@ -42,6 +42,7 @@ static struct sroce_send_wqe *sroce_wr_new(struct ibv_qp_ex *qpx,
 {
 	struct sroce_qp *qp = qpx_to_sqp(qpx);
 	struct sroce_send_wqe *wqe;
+	int err;
 
 	sroce_wr_close(qp);
 	if (qp->wr_err)
@@ -50,8 +51,9 @@ static struct sroce_send_wqe *sroce_wr_new(struct ibv_qp_ex *qpx,
 		sroce_wr_fail(qp, EINVAL);
 		return NULL;
 	}
-	if (sroce_uring_full(&qp->sq, qp->wr_prod)) {
-		sroce_wr_fail(qp, ENOMEM);
+	err = sroce_uring_room(&qp->sq, qp->wr_prod);
+	if (err) {
+		sroce_wr_fail(qp, err);
 		return NULL;
 	}
 

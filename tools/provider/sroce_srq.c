@@ -90,8 +90,8 @@ int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	for (; wr; wr = wr->next, prod++) {
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge)
 			ret = EINVAL;
-		else if (sroce_uring_full(&srq->ring, prod))
-			ret = ENOMEM;
+		else
+			ret = sroce_uring_room(&srq->ring, prod);
 		if (ret) {
 			*bad_wr = wr;
 			break;

@@ -78,7 +78,18 @@ struct sroce_ring_hdr {
  */
 enum sroce_ring_flags {
 	SROCE_RING_NEED_DOORBELL = 1 << 0,
+	SROCE_RING_DEAD = 1 << 1,
 };
+
+/*
+ * A dead ring. When the kernel destroys an object, on request or because
+ * its device goes away under a running process (which keeps the mapping),
+ * it sets SROCE_RING_DEAD | SROCE_RING_NEED_DOORBELL in flags of each of
+ * the object's rings and never touches them again. A poster then makes
+ * the doorbell call, which fails; a poller that finds a CQ ring empty and
+ * dead fails the poll (EIO) instead of waiting for completions that will
+ * never come.
+ */
 
 /*
  * A completion as the kernel writes it into a CQ ring. status is enum

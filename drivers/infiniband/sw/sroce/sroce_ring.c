@@ -135,13 +135,20 @@ err_free:
 	return err;
 }
 
-/* Release a ring; user memory lives on until unmapped (see above). */
+/*
+ * Release a ring; user memory lives on until unmapped (see above), marked
+ * dead for a process that still uses it (the uapi header says how).
+ */
 void sroce_ring_free(struct sroce_ring *ring)
 {
-	if (ring->mmap)
+	if (ring->mmap) {
+		/* Release: what we wrote to the ring before comes first. */
+		smp_store_release(&ring->hdr->flags,
+				  SROCE_RING_DEAD | SROCE_RING_NEED_DOORBELL);
 		rdma_user_mmap_entry_remove(ring->mmap);
-	else
+	} else {
 		vfree(ring->hdr);
+	}
 	ring->hdr = NULL;
 	ring->mmap = NULL;
 }
