@@ -463,33 +463,45 @@ sr_tshark_read() {
 	tshark -r "$f" "${SR_TSHARK_OPTS[@]}" "$@" 2>/dev/null
 }
 
-# sr_capture_summary FILE: one tshark pass over a capture (tshark starts
-# slowly under emulation), printing "FRAMES ROCE BAD MAXLEN": frames in
-# all, frames dissected as InfiniBand (tshark's name for RoCEv2 on UDP
+# sr_capture_summary FILE [FIELD]: one tshark pass over a capture (tshark
+# starts slowly under emulation), printing "FRAMES ROCE BAD MAXLEN": frames
+# in all, frames dissected as InfiniBand (tshark's name for RoCEv2 on UDP
 # 4791), frames with an error-level expert note (malformed ones always
 # have one) other than about checksums (RoCEv2 may send a zero UDP
 # checksum even over IPv6, the ICRC protects the packet), and the longest
-# frame in bytes.
+# frame in bytes. With FIELD (a tshark field such as eth.type), one line
+# "VALUE FRAMES ROCE BAD MAXLEN" for each value FIELD takes instead.
 sr_capture_summary() {
 	sr_tshark_read "$1" -T fields -e frame.len -e infiniband.bth.opcode \
-		-e _ws.expert.severity -e _ws.expert.group |
-		awk -F '\t' '
+		-e _ws.expert.severity -e _ws.expert.group -e "${2:-frame.number}" |
+		awk -F '\t' -v bykey="${2:+1}" '
 		{
-			n++
-			if ($1 + 0 > max)
-				max = $1 + 0
+			key = bykey ? $5 : "all"
+			if (!(key in n))
+				keys[nk++] = key
+			n[key]++
+			if ($1 + 0 > max[key])
+				max[key] = $1 + 0
 			if ($2 != "")
-				ib++
+				ib[key]++
 			k = split($3, sev, ",")
 			split($4, grp, ",")
 			for (i = 1; i <= k; i++)
 				# PI_ERROR, not PI_CHECKSUM
 				if (sev[i] + 0 >= 8388608 && grp[i] + 0 != 16777216) {
-					bad++
+					bad[key]++
 					break
 				}
 		}
-		END { print n + 0, ib + 0, bad + 0, max + 0 }'
+		END {
+			if (!bykey && !nk)
+				keys[nk++] = "all"
+			for (j = 0; j < nk; j++) {
+				key = keys[j]
+				printf "%s%d %d %d %d\n", bykey ? key " " : "",
+					n[key], ib[key], bad[key], max[key]
+			}
+		}'
 }
 
 # sr_target_start DEV LOCAL_IP PEER_IP: sroce_target (live RC QPs for a
