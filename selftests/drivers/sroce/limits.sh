@@ -14,7 +14,7 @@
 # deregistering gives the allowance back. Then a stress run: stress
 # (thousands of QPs in loopback pairs, mixed operations, every byte
 # checked) for a bounded time with the default limits.
-# SR_STRESS_PAIRS (default 1000) and SR_STRESS_SECS (default 60).
+# SR_STRESS_PAIRS (default 1000) and SR_STRESS_SECS (default 30).
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
@@ -153,6 +153,6 @@ sr_wait_gid "$DEV" "$IP4"
 sr_check "stress: ${SR_STRESS_PAIRS:-1000} QP pairs, mixed operations" \
 	sr_run_indented timeout -k 10 600 env SROCE_DEV="$DEV" \
 	SROCE_STRESS_PAIRS="${SR_STRESS_PAIRS:-1000}" \
-	SROCE_STRESS_SECS="${SR_STRESS_SECS:-60}" "$STRESS"
+	SROCE_STRESS_SECS="${SR_STRESS_SECS:-30}" "$STRESS"
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done
