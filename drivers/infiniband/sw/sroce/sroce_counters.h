@@ -64,6 +64,9 @@
  *	packet again, asking for an ACK, after a quiet 2 * SRTT
  * @SROCE_CNT_READ_RESP_HELD: read responses that came ahead of one still
  *	missing and were kept, not dropped and asked for again
+ * @SROCE_CNT_RX_LOCAL_NO_ICRC: packets taken without an ICRC check because
+ *	they never crossed a link: still CHECKSUM_PARTIAL, as a veth delivers
+ *	what another namespace of this machine sent (sroce_rcv())
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -105,6 +108,7 @@ enum sroce_counter {
 	SROCE_CNT_CC_PACE_WAIT,
 	SROCE_CNT_TLP_PROBE,
 	SROCE_CNT_READ_RESP_HELD,
+	SROCE_CNT_RX_LOCAL_NO_ICRC,
 	SROCE_NUM_COUNTERS
 };
 

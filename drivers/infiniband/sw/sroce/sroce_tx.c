@@ -14,6 +14,7 @@
 #include <net/ip.h>
 #include <net/ip6_checksum.h>
 #include <net/ipv6.h>
+#include <net/udp.h>
 
 #include <rdma/ib_addr.h>
 
@@ -267,10 +268,21 @@ void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 		icrc = sroce_icrc(skb, bth_off, icrc_off);
 	/* In the trailer fragment when the payload is attached pages. */
 	skb_store_bits(skb, icrc_off, &icrc, sizeof(icrc));
-	/* IPv6 forbids a zero UDP checksum; IPv4 RoCE sends none. */
+	/*
+	 * IPv6 forbids a zero UDP checksum. Over IPv4 we send one when the
+	 * netdev computes it (the ICRC leaves it out, RoCEv2 receivers
+	 * accept it): the packet then stays CHECKSUM_PARTIAL as long as it
+	 * is only in memory, which tells a receiver on a veth that it never
+	 * crossed a link (sroce_rcv()).
+	 */
 	if (p->ipv6)
 		udp6_set_csum(false, skb, &p->saddr, &p->daddr,
 			      skb->len - skb_transport_offset(skb));
+	else
+		udp_set_csum(!(ndev->features &
+			       (NETIF_F_HW_CSUM | NETIF_F_IP_CSUM)), skb,
+			     p->saddr.s6_addr32[3], p->daddr.s6_addr32[3],
+			     skb->len - skb_transport_offset(skb));
 
 	if (p->loopback) {
 		sroce_qp_count(qp, sroce_lo_queue(sdev, skb) ?

@@ -197,6 +197,12 @@ else
 		test "$(sr_counter "$DEV1" cc_rate_cut)" -gt 0 -a \
 		"$(sr_counter "$DEV1" cc_pace_wait)" -gt 0
 fi
+# Frames from the other guest crossed a NIC: every one was checked.
+for dev in "$DEV1" "$DEV2"; do
+	[ "$dev" = rxe_l2 ] && continue
+	sr_check "$dev: the ICRC of every packet from the other host checked" \
+		test "$(sr_counter "$dev" rx_local_no_icrc)" = 0
+done
 sr_check "kernel log clean" sr_dmesg_clean
 mark end
 await end 120
