@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # The receive hook takes UDP/4791 packets for the device off the bound
 # netdev (IPv4 and IPv6), counts and drops what it cannot use, and leaves
-# every other packet to the network stack.
+# every other packet to the network stack. It checks the ICRC of what
+# came with its checksum done (as from a NIC), and not of what is still
+# CHECKSUM_PARTIAL (sent on this machine, never on a link).
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
@@ -33,9 +35,15 @@ unreach6() { nstat -asz Icmp6OutDestUnreachs | awk '$1 == "Icmp6OutDestUnreachs"
 ping -c1 -W5 "$PEER4" >/dev/null 2>&1	# resolve neighbours first
 ping -6 -c1 -W5 "$PEER6" >/dev/null 2>&1
 
+# The peer's checksums computed before the veth, as a NIC's frames come:
+# not CHECKSUM_PARTIAL, so the hook checks their ICRC.
+command -v ethtool >/dev/null || sr_skip "ethtool missing"
+ip netns exec "$NS" ethtool -K "$B" tx off >/dev/null ||
+	sr_fail "ethtool -K $B tx off"
 pk0=$(sr_counter "$DEV" rx_roce_packets)
 ic0=$(sr_counter "$DEV" rx_drop_bad_icrc)
 mf0=$(sr_counter "$DEV" rx_drop_malformed)
+lo0=$(sr_counter "$DEV" rx_local_no_icrc)
 u0=$(unreach); u60=$(unreach6)
 
 for _ in 1 2 3 4 5; do send "$IP4" 4791 64; done
@@ -53,6 +61,22 @@ sr_check "2 short ones dropped as malformed" \
 sr_check "the stack never saw them (no ICMP unreachable)" \
 	test "$(unreach)" = "$u0"
 sr_check "nor over IPv6" test "$(unreach6)" = "$u60"
+sr_check "none taken as never on a link" \
+	test "$(sr_counter "$DEV" rx_local_no_icrc)" = "$lo0"
+
+# With the checksum left to the veth (CHECKSUM_PARTIAL), the same datagrams
+# never crossed a link: no ICRC check, and the zeros fail the next one,
+# the P_Key.
+ip netns exec "$NS" ethtool -K "$B" tx on >/dev/null
+pkey0=$(sr_counter "$DEV" rx_drop_bad_pkey)
+ic0=$(sr_counter "$DEV" rx_drop_bad_icrc)
+for _ in 1 2 3 4; do send "$IP4" 4791 64; send "$IP6" 4791 64; done
+sleep 0.5
+sr_check "8 local datagrams taken without an ICRC check" \
+	test "$(sr_counter "$DEV" rx_local_no_icrc)" = "$((lo0 + 8))"
+sr_check "and dropped for their P_Key 0, none for an ICRC" \
+	test "$(sr_counter "$DEV" rx_drop_bad_pkey).$(sr_counter "$DEV" rx_drop_bad_icrc)" = \
+	"$((pkey0 + 8)).$ic0"
 
 # Other UDP traffic still reaches the stack, which answers port unreachable.
 send "$IP4" 4792 64
@@ -76,7 +100,7 @@ sr_check "RoCEv2 for a non-GID local address goes to the stack" \
 sr_check "ping still works across the bound netdev" \
 	sh -c "ping -c1 -W5 $PEER4 >/dev/null"
 sr_check "hook counted nothing extra" \
-	test "$(sr_counter "$DEV" rx_roce_packets)" = "$((pk0 + 10))"
+	test "$(sr_counter "$DEV" rx_roce_packets)" = "$((pk0 + 18))"
 
 # The hook classifies by its own copy of the device's RoCEv2 GIDs, which
 # the core keeps up to date through add_gid and del_gid: an address added
