@@ -85,6 +85,11 @@ int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	uint32_t prod;
 	int ret = 0;
 
+	/* No doorbell to fail here: a dead ring says it (uapi header). */
+	if (sroce_uring_dead(&srq->ring)) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	pthread_spin_lock(&srq->lock);
 	prod = srq->prod;
 	for (; wr; wr = wr->next, prod++) {

@@ -61,7 +61,7 @@ struct sroce_ring_hdr {
 	__u32 prod;		/* next index the producer will fill */
 	__u32 reserved0[15];
 	__u32 cons;		/* next index the consumer will read */
-	__u32 flags;		/* enum sroce_ring_flags, consumer-written */
+	__u32 flags;		/* enum sroce_ring_flags, kernel-written */
 	__u32 reserved1[14];
 };
 
@@ -85,10 +85,12 @@ enum sroce_ring_flags {
  * A dead ring. When the kernel destroys an object, on request or because
  * its device goes away under a running process (which keeps the mapping),
  * it sets SROCE_RING_DEAD | SROCE_RING_NEED_DOORBELL in flags of each of
- * the object's rings and never touches them again. A poster then makes
- * the doorbell call, which fails; a poller that finds a CQ ring empty and
- * dead fails the poll (EIO) instead of waiting for completions that will
- * never come.
+ * the object's rings and never touches them again (so also in a CQ's old
+ * ring after a resize, which the provider no longer reads). A QP poster
+ * then makes the doorbell call, which fails; an SRQ poster, which has no
+ * doorbell, fails (EIO) on seeing the flag; a poller that finds a CQ ring
+ * empty and dead fails the poll (EIO) instead of waiting for completions
+ * that will never come.
  */
 
 /*

@@ -188,6 +188,7 @@ fi
 sr_check "rmmod: both ends exit within $((tenths / 10)) s" sh -c \
 	"for i in \$(seq $tenths); do kill -0 $SRV 2>/dev/null || kill -0 $CLI 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
 sed 's/^/# client: /' "$OUT/cli" | tail -n 3
+rm -rf "$OUT"
 down
 if lsmod | grep -q '^sroce '; then
 	sr_check "rmmod after the traffic" rmmod sroce

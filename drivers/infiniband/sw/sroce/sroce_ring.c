@@ -4,8 +4,8 @@
  * vmalloc memory and mapping through the rdma core's mmap entries. How
  * each side reads and writes a ring: sroce_ring.h.
  *
- * The ring memory belongs to its mmap entry. Destroying the object only
- * removes the entry; the core frees it (sroce_mmap_free) once no mmap()
+ * The ring memory belongs to its mmap entry. Destroying the object marks
+ * the ring dead and removes the entry; the core frees it (sroce_mmap_free) once no mmap()
  * call is using it, and pages a process still has mapped stay alive
  * through their page references until munmap.
  *
