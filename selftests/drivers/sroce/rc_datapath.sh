@@ -45,6 +45,20 @@ rc() {
 		sr_rc_tests "$RC_TIMEOUT" "$@"
 }
 
+# ops DESCRIPTION VAR=VALUE... [-t TEST]...: rc_ops alone, with that
+# environment, its tests or those named.
+ops() {
+	local desc=$1 env=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -t ]; do
+		env+=("$1")
+		shift
+	done
+	sr_log "$desc"
+	sr_check "$desc: rc_ops" sr_run_indented \
+		timeout -k 10 "$RC_TIMEOUT" env "${env[@]}" "$RC_OPS" "$@"
+}
+
 # ------------------------------------------------ (a), (b): loopback
 L=sr${SR_TAG}l
 LDEV=${TYPE}_l$SR_TAG
@@ -73,20 +87,16 @@ else
 fi
 if g6=$(sr_gid_index "$LDEV" "$L6"); then
 	# The error, MW and SRQ tests do not depend on the address family.
-	sr_log "loopback IPv6"
-	sr_check "loopback IPv6: rc_ops" sr_run_indented \
-		timeout -k 10 "$RC_TIMEOUT" env SROCE_DEV_A="$LDEV" \
-		SROCE_GID_A="$g6" SROCE_SKIP_MAX_MSG=1 "$RC_OPS"
+	ops "loopback IPv6" SROCE_DEV_A="$LDEV" SROCE_GID_A="$g6" \
+		SROCE_SKIP_MAX_MSG=1
 else
 	sr_fail "loopback: no GID for $L6"
 fi
 # The smallest path MTUs: multi-packet messages of every kind.
 if [ -n "${g4:-}" ]; then
 	for mtu in 256 512; do
-		sr_log "loopback IPv4 path MTU $mtu"
-		sr_check "loopback IPv4 path MTU $mtu: rc_ops" sr_run_indented \
-			timeout -k 10 "$RC_TIMEOUT" env SROCE_DEV_A="$LDEV" \
-			SROCE_GID_A="$g4" SROCE_MTU=$mtu "$RC_OPS" \
+		ops "loopback IPv4 path MTU $mtu" SROCE_DEV_A="$LDEV" \
+			SROCE_GID_A="$g4" SROCE_MTU=$mtu \
 			-t send -t rdma_write_with_imm -t rdma_read \
 			-t multi_sge -t many_mtus_odd_length -t psn_wrap
 	done

@@ -5,9 +5,9 @@
  * each side reads and writes a ring: sroce_ring.h.
  *
  * The ring memory belongs to its mmap entry. Destroying the object marks
- * the ring dead and removes the entry; the core frees it (sroce_mmap_free) once no mmap()
- * call is using it, and pages a process still has mapped stay alive
- * through their page references until munmap.
+ * the ring dead and removes the entry; the core frees it (sroce_mmap_free)
+ * once no mmap() call is using it, and pages a process still has mapped
+ * stay alive through their page references until munmap.
  *
  * A user ring is memory a user makes the kernel keep, like the queues a
  * hardware RNIC's provider pins: it is charged to the caller's memory
