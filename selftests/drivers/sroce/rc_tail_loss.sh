@@ -8,8 +8,9 @@
 # reveals the loss.
 #  - With the probe off (sroce.tlp=0) each loss costs the retransmission
 #    timeout: the test's load does lose tails.
-#  - With it on: every loss is recovered by a probe (tlp_probe grows by at
-#    least the drops, and hardly more) that resends the last packet only
+#  - With it on: every loss is recovered by a probe (tlp_probe grows by
+#    about the drops, and hardly more; a loss a later packet reveals may
+#    draw a sequence NAK instead) that resends the last packet only
 #    (no duplicates), and no timeout expires; the requester measured its
 #    round-trip time (srtt_us in rdma resource -dd); and rc_verify, every
 #    byte checked, passes through the same losses, probes among its
@@ -152,8 +153,10 @@ sr_check "probe off: no probe" test "$(grew tlp_probe)" = 0
 echo 1 >"$TLP"
 pingpong "probe on" -u 20
 sr_check "probe on: tails were lost" test "$DROPPED" -gt 0
-sr_check "probe on: a probe for each" \
-	test "$(grew tlp_probe)" -ge "$DROPPED"
+# A loss that a later packet reveals draws a sequence NAK instead (seen
+# once in a CI run: 44 drops, 43 probes, 1 NAK).
+sr_check "probe on: a probe for each, or a NAK where a later packet came" \
+	test "$(( $(grew tlp_probe) + $(grew seq_nak_received) ))" -ge "$DROPPED"
 sr_check "probe on: no timeout" \
 	test "$(grew retransmit_timeout)" = 0
 # Slack for a rare probe of a tail that was only slow.
