@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Congestion control on a shared, shaped link. Two sroce devices on a
-# veth (the far one in a netns); the near end's egress is a 200 Mb/s token
+# veth (the far one in a netns); the near end's egress is a 50 Mb/s token
 # bucket over one FIFO that marks ECN-capable packets Congestion
 # Experienced once they have waited 1 ms (fq_codel with a single flow
 # queue: its per-flow queues would share the link fairly and let the probe
@@ -31,7 +31,11 @@ for t in ib_write_bw ib_write_lat tc; do
 	command -v "$t" >/dev/null || sr_skip "$t missing"
 done
 sr_tool rc_verify >/dev/null || sr_skip "rc_verify not built"
-RATE=200mbit
+# Slow enough that the link, not the emulated CPUs, limits the flows:
+# at 200 Mb/s they moved about 70 Mb/s under TCG, the queue filled only
+# in bursts, and the probe's p99 without congestion control was at times
+# no worse than with it.
+RATE=50mbit
 FLOW_SECS=8
 
 sr_dmesg_mark
