@@ -38,7 +38,8 @@ sr_tool rc_verify >/dev/null || sr_skip "rc_verify not built"
 RATE=50mbit
 FLOW_SECS=8
 # The probe's 99th percentile is its 10th worst: a single burst of the
-# flows does not decide it.
+# flows does not decide it. Without congestion control the 1000 take
+# about 3.3 s (a mean of 6.9M cycles at 2.1 GHz), well inside the flows.
 PROBE_N=1000
 
 sr_dmesg_mark
