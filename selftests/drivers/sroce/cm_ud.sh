@@ -33,7 +33,7 @@ MC=0
 # shows nowhere: a fixed delay), run the client (retried: a listener may
 # be slow to bind under emulation), and pass if both exit 0.
 pair() {
-	local desc=$1 netns=$2 ready=$3 srv ok=1 i out cms
+	local desc=$1 netns=$2 ready=$3 srv ok=1 i out cms rc
 	local -a scmd=() nsx=()
 	shift 3
 	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
@@ -42,15 +42,23 @@ pair() {
 	out=$TMP/run$RUNS
 	[ -n "$netns" ] && nsx=(ip netns exec "$netns")
 	cms=$(sr_cm_listeners)
-	"${nsx[@]}" timeout -k 5 "$RUN" "${scmd[@]}" >"$out.server" 2>&1 &
+	# Line-buffered: a server killed at its timeout still shows how far
+	# it got.
+	"${nsx[@]}" timeout -k 5 "$RUN" stdbuf -oL "${scmd[@]}" \
+		>"$out.server" 2>&1 &
 	srv=$!
 	case $ready in
 	cm) sr_wait_cm_listen "$cms" 60 || ok=0 ;;
 	join) sleep 3 ;;
 	*) sr_wait_listen "$ready" "$netns" 60 || ok=0 ;;
 	esac
+	# Every attempt's output is kept for the log: the first failure
+	# is usually the one that explains the others.
 	for i in 1 2 3; do
-		timeout -k 5 "$RUN" "$@" >"$out.client" 2>&1 && break
+		timeout -k 5 "$RUN" "$@" >"$out.client" 2>&1
+		rc=$?
+		{ echo "attempt $i: exit $rc"; cat "$out.client"; } >>"$out.tries"
+		[ $rc = 0 ] && break
 		[ $i = 3 ] && ok=0
 		sleep 2
 	done
@@ -61,7 +69,7 @@ pair() {
 		ok=0
 	fi
 	if [ $ok = 0 ]; then
-		sed "s/^/# $desc client: /" "$out.client"
+		sed "s/^/# $desc client: /" "$out.tries"
 		sed "s/^/# $desc server: /" "$out.server"
 	fi
 	sr_check "$desc" test $ok = 1
