@@ -530,7 +530,7 @@ tgt() {
 sr_dmesg_mark() { SR_DMESG_LINES=$(dmesg | wc -l); }
 sr_dmesg_clean() {
 	! dmesg | tail -n +"$((SR_DMESG_LINES + 1))" |
-		grep -E 'BUG:|WARNING:|Oops|general protection|refcount_t|unregister_netdevice: waiting|blocked for more than'
+		grep -Ef "$SR_DIR/../../../scripts/kernel-health.re"
 }
 
 # sr_sroce_ns_pair: sr_ns_pair with MTU 9000 on both ends, and sroce
