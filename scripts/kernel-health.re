@@ -13,3 +13,5 @@ possible recursive locking
 circular locking
 inconsistent lock state
 suspicious RCU
+kernel BUG at
+\[#[0-9]+\]
