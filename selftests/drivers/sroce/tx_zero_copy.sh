@@ -68,20 +68,23 @@ held() {
 	sr_kill_tool "$cli" "$srv"
 	wait "$cli" "$srv" 2>/dev/null
 	# What netem held leaves 300 ms after it came, but a slow machine's
-	# receiver may take seconds for it: bound the wait generously.
+	# receiver may take seconds for it: bound the wait generously. Once
+	# the queue was empty it has drained; a packet sent later (an ARP or
+	# neighbour probe) may sit there 300 ms again, so the queue is not
+	# read a second time.
 	t0=$(date +%s%N)
 	for ((i = 0; i < 300; i++)); do
-		[ "$(backlog "$netns" "$dev")" = 0 ] && break
+		n=$(backlog "$netns" "$dev")
+		[ "$n" = 0 ] && break
 		sleep 0.1
 	done
-	sr_log "$what: backlog after $(( ($(date +%s%N) - t0) / 1000000 )) ms:" \
-		"$(backlog "$netns" "$dev") packets"
-	if [ "$(backlog "$netns" "$dev")" != 0 ]; then
+	sr_log "$what: backlog after $(( ($(date +%s%N) - t0) / 1000000 )) ms: $n packets"
+	if [ "$n" != 0 ]; then
 		"${nsx[@]}" tc -s qdisc show dev "$dev" | sed 's/^/# /'
 		sr_log "tx_roce_packets $(sr_counter "$DA" tx_roce_packets)" \
 			"$(sr_counter "$DB" tx_roce_packets)"
 	fi
-	sr_check "$what: the held packets drained" test "$(backlog "$netns" "$dev")" = 0
+	sr_check "$what: the held packets drained" test "$n" = 0
 	"${nsx[@]}" tc qdisc del dev "$dev" root
 }
 
