@@ -3,9 +3,10 @@
 # The RC data path in real topologies: the RC tests (rc_ops, rc_errors,
 # rc_mw, rc_srq: every RC operation checked byte for byte, completions,
 # error paths) between
-#  - two QPs of one sroce device on a veth, over an IPv4 GID, and for
-#    rc_ops alone over an IPv6 GID and at path MTUs 256 and 512 (the
-#    multi-packet cases);
+#  - two QPs of one sroce device on a veth, for rc_ops alone: over an IPv6
+#    GID, and over an IPv4 one at path MTUs 256 and 512 (the multi-packet
+#    cases). The selftests run all four by themselves over IPv4 on such a
+#    device (path MTU 1024); SR_RC_LINK_TYPE=rxe runs them here too;
 #  - two sroce devices on the ends of a veth pair whose far end is in
 #    another netns, over IPv4 (path MTU 4096) and IPv6 (path MTU 1024),
 #    with the frames captured on the veth: RoCEv2 really crossed it,
@@ -13,8 +14,6 @@
 #    frames fit the path MTU.
 # Netdev MTUs are 9000, so the ports' active MTU is 4096.
 #
-# rc_ops's 1 GiB message runs only over rdma_rxe here: the selftests run
-# rc_ops by itself on the same topology, a loopback sroce device.
 # SR_RC_LINK_TYPE=rxe runs the loopback cases over rdma_rxe instead, to
 # compare; the netns cases need sroce (rxe listens in init_net only).
 # shellcheck source=selftests/drivers/sroce/lib.sh
@@ -77,13 +76,11 @@ sr_on_exit "rdma link del $LDEV"
 sr_check "loopback: port active at MTU 4096" \
 	test "$(sr_wait_port_state "$LDEV" PORT_ACTIVE &&
 		sr_port_field "$LDEV" active_mtu)" = 4096
-if g4=$(sr_gid_index "$LDEV" "$L4"); then
-	skip_max=0
-	[ "$TYPE" = sroce ] && skip_max=1
-	rc "loopback IPv4" SROCE_DEV_A="$LDEV" SROCE_GID_A="$g4" \
-		SROCE_SKIP_MAX_MSG=$skip_max
-else
+if ! g4=$(sr_gid_index "$LDEV" "$L4"); then
+	g4=
 	sr_fail "loopback: no GID for $L4"
+elif [ "$TYPE" != sroce ]; then
+	rc "loopback IPv4" SROCE_DEV_A="$LDEV" SROCE_GID_A="$g4"
 fi
 if g6=$(sr_gid_index "$LDEV" "$L6"); then
 	# The error, MW and SRQ tests do not depend on the address family.
@@ -93,7 +90,7 @@ else
 	sr_fail "loopback: no GID for $L6"
 fi
 # The smallest path MTUs: multi-packet messages of every kind.
-if [ -n "${g4:-}" ]; then
+if [ -n "$g4" ]; then
 	for mtu in 256 512; do
 		ops "loopback IPv4 path MTU $mtu" SROCE_DEV_A="$LDEV" \
 			SROCE_GID_A="$g4" SROCE_MTU=$mtu \
