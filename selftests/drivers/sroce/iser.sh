@@ -121,12 +121,12 @@ sr_check "iscsiadm --login over iser on $TYPE" login
 if [ -b "$BDEV" ]; then
 	sr_log "disk at $BDEV"
 	sr_check "the session runs over iser" session_is_iser
-	sr_check "fio: write 96 MiB with checksums, read back and verify" \
-		fio_run write_verify "${FIO_VERIFY[@]}" --rw=randwrite --size=96M
+	sr_check "fio: write 48 MiB with checksums, read back and verify" \
+		fio_run write_verify "${FIO_VERIFY[@]}" --rw=randwrite --size=48M
 	sr_check "logout" timeout 60 iscsiadm "${NODE[@]}" --logout
 	sr_check "login again" login
 	sr_check "data written before the new login verifies" \
-		fio_run reverify "${FIO_VERIFY[@]}" --rw=randwrite --size=96M \
+		fio_run reverify "${FIO_VERIFY[@]}" --rw=randwrite --size=48M \
 		--verify_only
 	sr_check "logout" timeout 60 iscsiadm "${NODE[@]}" --logout
 fi
