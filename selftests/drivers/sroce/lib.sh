@@ -325,6 +325,20 @@ sr_cc_shape() {
 		limit "$3" ce_threshold 1ms ecn
 }
 
+# sr_mark_ce NETDEV [NETNS]: every IPv4 RoCEv2 frame NETDEV (in NETNS)
+# receives marked Congestion Experienced before any device sees it,
+# ECN-capable or not, its IP checksum fixed after it (the ICRC leaves the
+# ECN bits out); undone at exit.
+sr_mark_ce() {
+	local -a x=()
+	[ -n "${2:-}" ] && x=(ip netns exec "$2")
+	"${x[@]}" tc qdisc add dev "$1" clsact &&
+	sr_on_exit "${x[*]} tc qdisc del dev $1 clsact" &&
+	"${x[@]}" tc filter add dev "$1" ingress protocol ip u32 \
+		match ip protocol 17 0xff match ip dport 4791 0xffff \
+		action pedit ex munge ip tos set 3 retain 3 pipe action csum ip
+}
+
 # sr_cc_drops NETDEV: packets sr_cc_shape's FIFO on NETDEV dropped so far.
 sr_cc_drops() {
 	tc -s qdisc show dev "$1" handle 10: |

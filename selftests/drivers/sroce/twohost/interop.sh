@@ -68,18 +68,9 @@ else
 	modprobe rdma_rxe || sr_skip "rdma_rxe not available"
 	DEV2=rxe_l2 TYPE2=rxe
 fi
-# mark_ce NIC: every IPv4 RoCEv2 frame NIC receives marked CE, its
-# checksum fixed after it (the ICRC leaves the ECN bits out).
-mark_ce() {
-	tc qdisc add dev "$1" clsact &&
-	sr_on_exit "tc qdisc del dev $1 clsact" &&
-	tc filter add dev "$1" ingress protocol ip u32 \
-		match ip protocol 17 0xff match ip dport 4791 0xffff \
-		action pedit ex munge ip tos set 3 retain 3 pipe action csum ip
-}
 MIN_RATE=/sys/module/sroce/parameters/dcqcn_min_rate_mbps
 if [ "$ROLE" = a ]; then
-	sr_check "eth0: incoming RoCEv2 frames marked CE" mark_ce eth0
+	sr_check "eth0: incoming RoCEv2 frames marked CE" sr_mark_ce eth0
 else
 	sr_on_exit "echo $(cat $MIN_RATE) > $MIN_RATE"
 	echo 100 >$MIN_RATE
