@@ -7,12 +7,12 @@
 # them), and sroce answers each mark with a CNP (cnp_interval_us=0).
 # rdma_rxe has no use for CNPs and must drop them harmlessly: rc_verify,
 # every byte checked, and ib_write_bw and ib_read_bw each way all pass
-# while the CNPs arrive (a filter on rxe's netdev counts them), rxe counts
-# no error and retries nothing, sroce neither times out nor draws a NAK
-# (a mark is not a loss), and the kernel log stays clean. rdma_rxe differs between kernel
-# versions: this runs on every kernel. (The two-host test sends rxe no
-# CNPs: over virtio NICs the guest running rxe now and then died of an
-# emulation fault, Documentation/testing.rst.)
+# while the CNPs arrive (a filter on rxe's netdev counts them); rxe counts
+# no sequence NAK, exhausted retry, send error or out-of-order request;
+# sroce neither times out nor draws a NAK (a mark is not a loss); and the
+# kernel log stays clean. rdma_rxe differs between kernel versions: this
+# runs on every kernel. (twohost/interop.sh sends rxe no CNPs: its rxe
+# guest double-faulted now and then when it got them, see there.)
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce

@@ -11,10 +11,11 @@
 #  - With it on: every loss is recovered by a probe (tlp_probe grows by
 #    about the drops, and hardly more; a loss a later packet reveals may
 #    draw a sequence NAK instead) that resends the last packet only
-#    (no duplicates), and no timeout expires; the requester measured its
-#    round-trip time (srtt_us in rdma resource -dd); and rc_verify, every
-#    byte checked, passes through the same losses, probes or sequence
-#    NAKs among its recoveries.
+#    (a duplicate only where that packet had arrived after all), and no
+#    timeout expires; the requester measured its round-trip time (srtt_us
+#    in rdma resource -dd); and rc_verify, every byte checked, passes
+#    through the same losses, probes or sequence NAKs among its
+#    recoveries.
 # Then read responses lost in the middle of a read: the filters drop every
 # DROP_EVERY-th READ RESPONSE MIDDLE under ib_read_lat of four-packet
 # reads, so the read's last response always arrives past the gap. The
@@ -172,9 +173,10 @@ sr_check "probe on: no timeout" \
 sr_check "probe on: no needless probes" \
 	test "$(grew tlp_probe)" -le $((DROPPED + 4))
 # Each loss took one resend to fill (no timeout); a resend beyond those
-# found its packet there already, and may show as one duplicate. A probe
-# that resent the whole three-packet message would show two duplicates
-# for each loss it filled.
+# found its packet there already, and shows as one duplicate. (A probe
+# after a sequence NAK goes back to the oldest unacknowledged packet and
+# could show more: rare here, see above.) A probe that resent the whole
+# three-packet message would show two duplicates for each loss it filled.
 resends=$(( $(grew tlp_probe) + $(grew seq_nak_received) ))
 beyond=$(( resends > DROPPED ? resends - DROPPED : 0 ))
 dups=$(grew rx_duplicate_request)

@@ -20,11 +20,12 @@
 # CNPs throughout, which guest b's sroce must take and count, over real
 # NICs, and act on: its rate is cut again and again (to a floor of 100
 # Mb/s here, not the default 1, to keep the test short) while every
-# step's data still checks out. Not on link 2: with CNPs going to rdma_rxe over these virtio
-# NICs, guest b (rxe, 6.12) double-faulted in rxe's requester in two of
-# eight runs, a fault not yet understood (in one guest over a veth, rxe
-# took 48,000 CNPs and stayed well). rxe's frames are not ECN-capable, so
-# no network marks them and sroce sends rxe no CNPs outside this test.
+# step's data still checks out. Not on link 2: with CNPs going to
+# rdma_rxe over these virtio NICs, guest b (rxe, 6.12) double-faulted in
+# rxe's requester in 5 of 17 runs, a fault not yet understood; in one
+# guest over a veth rxe takes them harmlessly on both kernels (cc_rxe.sh).
+# rxe's frames are not ECN-capable, so no network marks them and sroce
+# sends rxe no CNPs outside these tests.
 #
 # usage (in a guest): interop.sh ROLE SYNC_DIR    ROLE: a or b
 # shellcheck source=selftests/drivers/sroce/lib.sh
