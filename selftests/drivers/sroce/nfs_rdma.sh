@@ -8,8 +8,10 @@
 #  - 32 MiB of random data written through the mount, unmounted, mounted
 #    again and read back: the checksum matches, here and on the server;
 #  - "rdma link del" with the mount live: the removal ends within a bound,
-#    the device is gone, the mount can be taken down, and the kernel log
-#    stays clean.
+#    the device is gone, and the mount can be taken down (lazily);
+#  - the device back: the detached client finishes its session with the
+#    server and lets go of it (else its transport would retry for the
+#    rest of the boot), and the kernel log stays clean.
 # SR_NFS_LINK=rxe runs it over rdma_rxe instead, for comparison.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -101,5 +103,33 @@ sr_check "rdma link del with the mount live" timeout 120 rdma link del "$DEV"
 sr_log "link del took $(( $(date +%s) - start )) s"
 sr_check "device gone" sr_wait_gone "$DEV" 30
 sr_check "the mount can be taken down" umount_mnt 5
+
+# Detached, the client still owes the server the RPCs that end its
+# session, and retries them for as long as the server is away: left so,
+# its transport would go on reconnecting to the end of the guest's life.
+# With the device back, nfsd listens again, the client finishes, and
+# lets go of the server, as after any link that comes back.
+# client_gone SECS: within SECS, the client forgot the server and its
+# state manager thread ("ADDR-manager", a name cut to 15 characters) ended.
+client_gone() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		grep -q " $ADDR\$" /proc/fs/nfsfs/servers 2>/dev/null ||
+			ps -eo comm= | grep -qF -- "$ADDR-" || return 0
+		sleep 1
+	done
+	return 1
+}
+back() {
+	rdma link add "$DEV" type "$TYPE" netdev "$L" &&
+		sr_wait_gid "$DEV" "$ADDR" &&
+		{ grep -q '^rdma 20049' /proc/fs/nfsd/portlist ||
+			echo "rdma 20049" >/proc/fs/nfsd/portlist; }
+}
+start=$(date +%s)
+sr_check "the device back, nfsd listens on it again" back
+sr_check "the client finished with the server and let go of it" \
+	client_gone 120
+sr_log "the client let go $(( $(date +%s) - start )) s after the device came back"
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done
