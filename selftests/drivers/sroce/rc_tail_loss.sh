@@ -173,15 +173,15 @@ sr_check "probe on: no timeout" \
 sr_check "probe on: no needless probes" \
 	test "$(grew tlp_probe)" -le $((DROPPED + 4))
 # Each loss took one resend to fill (no timeout); a resend beyond those
-# found its packet there already, and shows as one duplicate. (A probe
-# after a sequence NAK goes back to the oldest unacknowledged packet and
-# could show more: rare here, see above.) A probe that resent the whole
+# found its packet there already, and shows as a duplicate, or as two
+# where it went back past the tail (after a sequence NAK: seen on 6.1, 44
+# drops, 44 probes, 1 NAK, 2 duplicates). A probe that resent the whole
 # three-packet message would show two duplicates for each loss it filled.
 resends=$(( $(grew tlp_probe) + $(grew seq_nak_received) ))
 beyond=$(( resends > DROPPED ? resends - DROPPED : 0 ))
 dups=$(grew rx_duplicate_request)
 sr_check "probe on: probes resent the last packet only ($dups duplicates, $beyond resends beyond the losses)" \
-	test "$dups" -le "$beyond"
+	test "$dups" -le $((2 * beyond))
 
 # While a queue pair lives: its round-trip time as rdma resource shows it.
 droppers
