@@ -122,7 +122,7 @@ netns() {
 		return
 	fi
 	for c in rx_roce_packets rx_drop_bad_icrc rx_drop_malformed \
-		rx_local_no_icrc; do
+		rx_local_no_icrc tx_local_no_icrc; do
 		before[$DA.$c]=$(sr_counter "$DA" "$c")
 		before[$DB.$c]=$(sr_counter "$DB" "$c")
 	done
@@ -138,6 +138,11 @@ netns() {
 	sr_check "$what: both devices knew the packets never left memory" test \
 		"$(sr_counter "$DA" rx_local_no_icrc)" -gt "${before[$DA.rx_local_no_icrc]}" -a \
 		"$(sr_counter "$DB" rx_local_no_icrc)" -gt "${before[$DB.rx_local_no_icrc]}"
+	# And so neither sender computed one (tx_local_icrc.sh tests when
+	# they must).
+	sr_check "$what: both devices sent without an ICRC" test \
+		"$(sr_counter "$DA" tx_local_no_icrc)" -gt "${before[$DA.tx_local_no_icrc]}" -a \
+		"$(sr_counter "$DB" tx_local_no_icrc)" -gt "${before[$DB.tx_local_no_icrc]}"
 	for c in rx_drop_bad_icrc rx_drop_malformed; do
 		sr_check "$what: $c stayed put" test \
 			"$(sr_counter "$DA" "$c").$(sr_counter "$DB" "$c")" = \

@@ -14,6 +14,7 @@
 #endif
 
 #include <linux/mm.h>
+#include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -59,8 +60,6 @@ sroce_create_cq_udata(sroce_create_cq_arg_t *udata)
 /* The GSO helpers left netdevice.h for their own header in 6.5. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
 #include <net/gso.h>
-#else
-#include <linux/netdevice.h>
 #endif
 
 /* vm_flags became read-only behind helpers in 6.3. */
@@ -69,5 +68,37 @@ sroce_create_cq_udata(sroce_create_cq_arg_t *udata)
 #else
 #define sroce_vm_flags_set(vma, flags)	((vma)->vm_flags |= (flags))
 #endif
+
+/*
+ * The classifier hooks on a netdev's ingress and egress (clsact, BPF)
+ * hang off tcx entries since 6.6, off mini qdiscs before.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#define SROCE_TC_HOOKS	IS_ENABLED(CONFIG_NET_XGRESS)
+#define sroce_tc_ingress(dev)	((dev)->tcx_ingress)
+#define sroce_tc_egress(dev)	((dev)->tcx_egress)
+#else
+#define SROCE_TC_HOOKS	IS_ENABLED(CONFIG_NET_CLS_ACT)
+#define sroce_tc_ingress(dev)	((dev)->miniq_ingress)
+#define sroce_tc_egress(dev)	((dev)->miniq_egress)
+#endif
+
+static inline bool sroce_tc_ingress_hooked(const struct net_device *dev)
+{
+#if SROCE_TC_HOOKS
+	return rcu_access_pointer(sroce_tc_ingress(dev));
+#else
+	return false;
+#endif
+}
+
+static inline bool sroce_tc_egress_hooked(const struct net_device *dev)
+{
+#if SROCE_TC_HOOKS
+	return rcu_access_pointer(sroce_tc_egress(dev));
+#else
+	return false;
+#endif
+}
 
 #endif /* SROCE_COMPAT_H */

@@ -67,6 +67,9 @@
  * @SROCE_CNT_RX_LOCAL_NO_ICRC: packets taken without an ICRC check because
  *	they never crossed a link: still CHECKSUM_PARTIAL, as a veth delivers
  *	what another namespace of this machine sent (sroce_rcv())
+ * @SROCE_CNT_TX_LOCAL_NO_ICRC: packets sent without an ICRC because a
+ *	sroce device behind a veth takes them unchecked, still
+ *	CHECKSUM_PARTIAL (sroce_net_peer_unchecked())
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -109,6 +112,7 @@ enum sroce_counter {
 	SROCE_CNT_TLP_PROBE,
 	SROCE_CNT_READ_RESP_HELD,
 	SROCE_CNT_RX_LOCAL_NO_ICRC,
+	SROCE_CNT_TX_LOCAL_NO_ICRC,
 	SROCE_NUM_COUNTERS
 };
 

@@ -61,6 +61,7 @@ struct sroce_lo_shard {
  * @unreg_work: unregisters the device after its netdev went away
  * @state: see enum sroce_dev_state; written under RTNL
  * @rx_attached: our rx_handler is installed on @ndev; written under RTNL
+ * @ndev_veth: @ndev is a veth, which reports its peer; set on attach
  * @last_port_state: port state last reported with an event; under RTNL
  * @active_speed: IB speed for the netdev's link speed; written under RTNL
  * @active_width: IB width to go with @active_speed
@@ -108,6 +109,7 @@ struct sroce_dev {
 	struct work_struct unreg_work;
 	enum sroce_dev_state state;
 	bool rx_attached;
+	bool ndev_veth;
 	enum ib_port_state last_port_state;
 	u16 active_speed;
 	u8 active_width;

@@ -11,6 +11,7 @@
  * takes only UDP/4791 packets addressed to this host and passes everything
  * else on untouched.
  */
+#include <linux/etherdevice.h>
 #include <linux/ethtool.h>
 #include <linux/if_arp.h>
 #include <linux/if_vlan.h>
@@ -19,6 +20,7 @@
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
+#include <net/sch_generic.h>
 #include <rdma/ib_cache.h>
 
 #include <rdma/ib_addr.h>
@@ -199,6 +201,73 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 	return RX_HANDLER_CONSUMED;
 }
 
+/* Whether a qdisc (netem, say) would take packets sent on @dev. */
+static bool sroce_net_queued(struct net_device *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->real_num_tx_queues; i++)
+		if (rcu_dereference(netdev_get_tx_queue(dev, i)->qdisc)->enqueue)
+			return true;
+	return false;
+}
+
+/**
+ * sroce_net_peer_unchecked() - will a sroce device here take the packet
+ *	without checking its ICRC?
+ * @sdev: the sending device
+ * @p: where the packet goes, not this device itself
+ *
+ * True when @sdev's netdev is a veth whose peer is bound to another sroce
+ * device that owns the destination address, and nothing between the two
+ * handlers can change, divert or re-checksum the packet: no qdisc, no
+ * classifier or netfilter hook on either side, no XDP, no UDP GRO that
+ * would mark it checksummed, and a netdev that leaves the UDP checksum
+ * to "hardware". The packet then reaches the peer still CHECKSUM_PARTIAL,
+ * and sroce_rcv() takes such a packet unchecked, as TCP over a veth is
+ * never checksummed. So there is no ICRC to compute. Should the setup
+ * change while packets are on their way, they reach a receiver that
+ * checks, fail and are dropped like damaged ones, and RC resends them
+ * with their ICRC.
+ * Context: BH disabled or softirq.
+ * Return: true when the packet may go without an ICRC.
+ */
+bool sroce_net_peer_unchecked(struct sroce_dev *sdev,
+			      const struct sroce_path *p)
+{
+	struct net_device *ndev = sdev->ndev, *peer;
+	struct sroce_dev *psdev;
+	bool ok = false;
+
+	if (!sdev->ndev_veth || p->mcast ||
+	    !(ndev->features & NETIF_F_HW_CSUM) ||
+	    sroce_tc_egress_hooked(ndev))
+		return false;
+#ifdef CONFIG_NETFILTER_EGRESS
+	if (rcu_access_pointer(ndev->nf_hooks_egress))
+		return false;
+#endif
+	rcu_read_lock();
+	if (sroce_net_queued(ndev))
+		goto out;
+	peer = ndev->netdev_ops->ndo_get_peer_dev(ndev);
+	if (!peer || rcu_access_pointer(peer->rx_handler) != sroce_rx_handler ||
+	    !ether_addr_equal(p->dmac, peer->dev_addr) ||
+	    (peer->features & (NETIF_F_GRO_FRAGLIST | NETIF_F_GRO_UDP_FWD)) ||
+	    sroce_tc_ingress_hooked(peer) || dev_xdp_prog_count(peer))
+		goto out;
+#ifdef CONFIG_NETFILTER_INGRESS
+	if (rcu_access_pointer(peer->nf_hooks_ingress))
+		goto out;
+#endif
+	psdev = rcu_dereference(peer->rx_handler_data);
+	ok = psdev && READ_ONCE(psdev->state) == SROCE_DEV_LIVE &&
+	     sroce_gid_is_local(psdev, &p->daddr);
+out:
+	rcu_read_unlock();
+	return ok;
+}
+
 /**
  * sroce_dev_from_netdev_rtnl() - the sroce device bound to a netdev.
  * @ndev: any netdev
@@ -242,6 +311,9 @@ int sroce_net_attach(struct sroce_dev *sdev)
 	if (err)
 		goto out;
 	sdev->rx_attached = true;
+	sdev->ndev_veth = ndev->rtnl_link_ops &&
+			  !strcmp(ndev->rtnl_link_ops->kind, "veth") &&
+			  ndev->netdev_ops->ndo_get_peer_dev;
 	sdev->last_port_state = sroce_port_state(ndev);
 	sroce_update_speed_rtnl(sdev);
 out:

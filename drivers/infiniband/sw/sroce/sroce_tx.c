@@ -262,10 +262,15 @@ void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 	/*
 	 * A looped-back packet never leaves this device's memory, so nothing
 	 * can damage it: it goes without an ICRC, and the receive side of
-	 * the loop does not check one (sroce_rcv_local()).
+	 * the loop does not check one (sroce_rcv_local()). Nor is one
+	 * checked by a sroce device a veth hands the packet to untouched.
 	 */
-	if (!p->loopback)
-		icrc = sroce_icrc(skb, bth_off, icrc_off);
+	if (!p->loopback) {
+		if (sroce_net_peer_unchecked(sdev, p))
+			sroce_qp_count(qp, SROCE_CNT_TX_LOCAL_NO_ICRC);
+		else
+			icrc = sroce_icrc(skb, bth_off, icrc_off);
+	}
 	/* In the trailer fragment when the payload is attached pages. */
 	skb_store_bits(skb, icrc_off, &icrc, sizeof(icrc));
 	/*
