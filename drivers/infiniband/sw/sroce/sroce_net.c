@@ -217,30 +217,33 @@ static bool sroce_net_queued(struct net_device *dev)
  *	without checking its ICRC?
  * @sdev: the sending device
  * @p: where the packet goes, not this device itself
+ * @features: the netdev's features, as the caller read them for the UDP
+ *	checksum
  *
  * True when @sdev's netdev is a veth whose peer is bound to another sroce
  * device that owns the destination address, and nothing between the two
- * handlers can change, divert or re-checksum the packet: no qdisc, no
- * classifier or netfilter hook on either side, no XDP, no UDP GRO that
- * would mark it checksummed, and a netdev that leaves the UDP checksum
- * to "hardware". The packet then reaches the peer still CHECKSUM_PARTIAL,
- * and sroce_rcv() takes such a packet unchecked, as TCP over a veth is
- * never checksummed. So there is no ICRC to compute. Should the setup
- * change while packets are on their way, they reach a receiver that
- * checks, fail and are dropped like damaged ones, and RC resends them
- * with their ICRC.
+ * handlers can change, divert or re-checksum the packet: no qdisc and no
+ * classifier or netfilter hook on the way out, no classifier, netfilter
+ * hook or XDP program on the way in, no GRO at the peer (the receive
+ * hook splits what UDP GRO merged in software, checksumming it), and a
+ * netdev that leaves the UDP checksum to "hardware". The packet then
+ * reaches the peer still CHECKSUM_PARTIAL, and sroce_rcv() takes such a
+ * packet unchecked, as TCP over a veth is never checksummed. So there is
+ * no ICRC to compute. Should the setup change while packets are on their
+ * way, they reach a receiver that checks and are dropped like damaged
+ * ones; RC resends them, computing the ICRC the new setup needs.
  * Context: BH disabled or softirq.
  * Return: true when the packet may go without an ICRC.
  */
 bool sroce_net_peer_unchecked(struct sroce_dev *sdev,
-			      const struct sroce_path *p)
+			      const struct sroce_path *p,
+			      netdev_features_t features)
 {
 	struct net_device *ndev = sdev->ndev, *peer;
 	struct sroce_dev *psdev;
 	bool ok = false;
 
-	if (!sdev->ndev_veth || p->mcast ||
-	    !(ndev->features & NETIF_F_HW_CSUM) ||
+	if (!sdev->ndev_veth || p->mcast || !(features & NETIF_F_HW_CSUM) ||
 	    sroce_tc_egress_hooked(ndev))
 		return false;
 #ifdef CONFIG_NETFILTER_EGRESS
@@ -253,8 +256,10 @@ bool sroce_net_peer_unchecked(struct sroce_dev *sdev,
 	peer = ndev->netdev_ops->ndo_get_peer_dev(ndev);
 	if (!peer || rcu_access_pointer(peer->rx_handler) != sroce_rx_handler ||
 	    !ether_addr_equal(p->dmac, peer->dev_addr) ||
-	    (peer->features & (NETIF_F_GRO_FRAGLIST | NETIF_F_GRO_UDP_FWD)) ||
 	    sroce_tc_ingress_hooked(peer) || dev_xdp_prog_count(peer))
+		goto out;
+	/* A veth hands packets to the peer's GRO when it cannot do TSO. */
+	if (!(features & NETIF_F_ALL_TSO) && (peer->features & NETIF_F_GRO))
 		goto out;
 #ifdef CONFIG_NETFILTER_INGRESS
 	if (rcu_access_pointer(peer->nf_hooks_ingress))

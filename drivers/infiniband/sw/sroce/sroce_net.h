@@ -112,7 +112,8 @@ int sroce_net_attach(struct sroce_dev *sdev);
 void sroce_net_detach(struct sroce_dev *sdev);
 struct sroce_dev *sroce_dev_from_netdev_rtnl(struct net_device *ndev);
 bool sroce_net_peer_unchecked(struct sroce_dev *sdev,
-			      const struct sroce_path *p);
+			      const struct sroce_path *p,
+			      netdev_features_t features);
 void sroce_port_sync_rtnl(struct sroce_dev *sdev);
 int sroce_net_init(void);
 void sroce_net_exit(void);

@@ -255,6 +255,8 @@ void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 			       sizeof(struct udphdr);
 	unsigned int icrc_off = skb->len - SROCE_ICRC_BYTES;
 	struct net_device *ndev = sdev->ndev;
+	/* One reading for the ICRC's and the UDP checksum's decisions. */
+	netdev_features_t features = READ_ONCE(ndev->features);
 	struct ethhdr *eth;
 	__le32 icrc = 0;
 	int ret;
@@ -266,7 +268,7 @@ void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 	 * checked by a sroce device a veth hands the packet to untouched.
 	 */
 	if (!p->loopback) {
-		if (sroce_net_peer_unchecked(sdev, p))
+		if (sroce_net_peer_unchecked(sdev, p, features))
 			sroce_qp_count(qp, SROCE_CNT_TX_LOCAL_NO_ICRC);
 		else
 			icrc = sroce_icrc(skb, bth_off, icrc_off);
@@ -284,9 +286,8 @@ void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 		udp6_set_csum(false, skb, &p->saddr, &p->daddr,
 			      skb->len - skb_transport_offset(skb));
 	else
-		udp_set_csum(!(ndev->features &
-			       (NETIF_F_HW_CSUM | NETIF_F_IP_CSUM)), skb,
-			     p->saddr.s6_addr32[3], p->daddr.s6_addr32[3],
+		udp_set_csum(!(features & (NETIF_F_HW_CSUM | NETIF_F_IP_CSUM)),
+			     skb, p->saddr.s6_addr32[3], p->daddr.s6_addr32[3],
 			     skb->len - skb_transport_offset(skb));
 
 	if (p->loopback) {

@@ -189,12 +189,15 @@ else
 		test "$(sr_counter "$DEV1" cc_rate_cut)" -gt 0 -a \
 		"$(sr_counter "$DEV1" cc_pace_wait)" -gt 0
 fi
-# Frames from the other guest crossed a NIC: every one was checked.
+# Frames to and from the other guest cross a NIC: every one was checked,
+# and every one sent carried its ICRC.
 ours=("$DEV1")
 [ "$TYPE2" = sroce ] && ours+=("$DEV2")
 for dev in "${ours[@]}"; do
 	sr_check "$dev: the ICRC of every packet from the other host checked" \
 		test "$(sr_counter "$dev" rx_local_no_icrc)" = 0
+	sr_check "$dev: every packet to the other host had its ICRC" \
+		test "$(sr_counter "$dev" tx_local_no_icrc)" = 0
 done
 sr_check "kernel log clean" sr_dmesg_clean
 mark end
