@@ -555,7 +555,15 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 	if (!used)
 		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_STALE, pkt);
-	if (req->una == req->psn && !req->rnr_wait)
+	/*
+	 * All acknowledged: a retransmission timeout has nothing left to
+	 * time. A probe timer is left queued instead: its expiry finds
+	 * nothing to do, and until then the next messages need not arm it.
+	 * Arming and cancelling it for every message reprograms the CPU's
+	 * timer twice per message, which under a hypervisor costs more than
+	 * a small message's whole trip over loopback.
+	 */
+	if (req->una == req->psn && !req->rnr_wait && !req->timer_probe)
 		hrtimer_try_to_cancel(&qp->timer);
 	sroce_sq_progress_bh(qp);
 out:
