@@ -241,6 +241,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 	if (qp->dead)
 		return;
 	req->rnr_wait = true;
+	req->timer_probe = false;
 	hrtimer_start(&qp->timer,
 		      ns_to_ktime((u64)sroce_rnr_usec[timer] * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_SOFT);
@@ -561,9 +562,12 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	 * nothing to do, and until then the next messages need not arm it.
 	 * Arming and cancelling it for every message reprograms the CPU's
 	 * timer twice per message, which under a hypervisor costs more than
-	 * a small message's whole trip over loopback.
+	 * a small message's whole trip over loopback. A tail sent meanwhile
+	 * is probed one to two probe timeouts after it, so only while two
+	 * fit in the retransmission timeout.
 	 */
-	if (req->una == req->psn && !req->rnr_wait && !req->timer_probe)
+	if (req->una == req->psn && !req->rnr_wait &&
+	    (!req->timer_probe || 2 * req->timer_ns > sroce_req_rto_ns(qp)))
 		hrtimer_try_to_cancel(&qp->timer);
 	sroce_sq_progress_bh(qp);
 out:
