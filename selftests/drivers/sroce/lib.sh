@@ -437,6 +437,30 @@ sr_wait_cm_listen() {
 	return 1
 }
 
+# sr_tracefs: tracefs mounted at TRACEFS, with instances (skips the test
+# without them).
+TRACEFS=/sys/kernel/tracing
+sr_tracefs() {
+	[ -d "$TRACEFS/events" ] || mount -t tracefs nodev "$TRACEFS" 2>/dev/null
+	[ -d "$TRACEFS/instances" ] || sr_skip "no tracefs with instances"
+}
+
+# sr_trace_instance NAME: a tracefs instance of the test's own in INST,
+# with an 8 MiB buffer per CPU, removed at exit.
+sr_trace_instance() {
+	INST=$TRACEFS/instances/$1
+	mkdir "$INST" || sr_fail "cannot make a trace instance"
+	sr_on_exit "rmdir $INST"
+	echo 8192 >"$INST/buffer_size_kb" ||
+		sr_fail "cannot size the trace buffer"
+}
+
+# sr_trace_overrun: events the instance INST lost to a full buffer.
+sr_trace_overrun() {
+	cat "$INST"/per_cpu/cpu*/stats |
+		awk '/^overrun:/ { n += $2 } END { print n + 0 }'
+}
+
 # sr_capture_start IFACE FILE: capture the RoCEv2 (UDP 4791) frames on
 # IFACE into the pcapng FILE with tshark in the background, and wait (up
 # to a minute: tshark starts slowly under emulation) until it captures.

@@ -21,18 +21,13 @@ sr_dmesg_mark
 TMP=$(mktemp -d)
 sr_on_exit "rm -rf $TMP"
 PORT=$(( 24000 + (SR_TAG % 400) * 10 ))
-TRACEFS=/sys/kernel/tracing
-[ -d "$TRACEFS/events" ] || mount -t tracefs nodev "$TRACEFS" 2>/dev/null
-[ -d "$TRACEFS/instances" ] || sr_skip "no tracefs with instances"
+sr_tracefs
 [ -d "$TRACEFS/events/timer/hrtimer_start" ] || sr_skip "no hrtimer events"
 
 DEV=sroce_tm$SR_TAG NET=srtm$SR_TAG ADDR=198.18.$(( SR_TAG % 250 + 1 )).1
 sr_loopback_link "$DEV" "$NET" "$ADDR"
 GID=$(sr_gid_index "$DEV" "$ADDR") || sr_fail "no GID of $ADDR"
-INST=$TRACEFS/instances/sroce_tm$SR_TAG
-mkdir "$INST" || sr_fail "cannot make a trace instance"
-sr_on_exit "rmdir $INST"
-echo 8192 >"$INST/buffer_size_kb" || sr_fail "cannot size the trace buffer"
+sr_trace_instance "sroce_tm$SR_TAG"
 
 # run NAME TOOL ARGS...: TOOL's server and client on $DEV, with the
 # hrtimer_start events recorded; sets ARMS, those of sroce_comp_timer.
@@ -52,8 +47,7 @@ run() {
 	sr_check "$name ran" test "$st" = 0
 	[ "$st" = 0 ] || sed 's/^/# /' "$TMP/$name.cli" "$TMP/$name.srv"
 	ARMS=$(grep -c "function=sroce_comp_timer" "$INST/trace")
-	sr_check "$name: no trace event lost" test "$(cat "$INST"/per_cpu/cpu*/stats |
-		awk '/^overrun:/ { n += $2 } END { print n + 0 }')" = 0
+	sr_check "$name: no trace event lost" test "$(sr_trace_overrun)" = 0
 }
 
 run lat ib_write_lat -s 2 -n 2000

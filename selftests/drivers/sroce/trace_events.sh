@@ -16,9 +16,7 @@ TMP=$(mktemp -d)
 sr_on_exit "rm -rf $TMP"
 PORT=$(( 23000 + (SR_TAG % 400) * 10 ))
 
-TRACEFS=/sys/kernel/tracing
-[ -d "$TRACEFS/events" ] || mount -t tracefs nodev "$TRACEFS" 2>/dev/null
-[ -d "$TRACEFS/instances" ] || sr_skip "no tracefs with instances"
+sr_tracefs
 
 # trace_on / trace_off: record the sroce events into $TMP/trace.
 trace_on() {
@@ -33,11 +31,6 @@ trace_off() {
 events() {
 	grep -E " sroce_$1: .*$2" "$TMP/trace" | grep -c .
 }
-# overrun: events the instance lost to a full buffer.
-overrun() {
-	cat "$INST"/per_cpu/cpu*/stats |
-		awk '/^overrun:/ { n += $2 } END { print n + 0 }'
-}
 
 sr_sroce_ns_pair
 # Before any check, so that a skip never hides a failure.
@@ -49,10 +42,7 @@ for e in qp_state retransmit rx_drop nak_sent doorbell; do
 	sr_check "event sroce_$e exists" \
 		test -d "$TRACEFS/events/sroce/sroce_$e"
 done
-INST=$TRACEFS/instances/sroce_t$SR_TAG
-mkdir "$INST" || sr_fail "cannot make a trace instance"
-sr_on_exit "rmdir $INST"
-echo 8192 >"$INST/buffer_size_kb" || sr_fail "cannot size the trace buffer"
+sr_trace_instance "sroce_t$SR_TAG"
 GA=$(sr_gid_index "$DA" "$IP4") || sr_fail "no GID of $IP4 on $DA"
 GB=$(sr_gid_index "$DB" "$PEER4") || sr_fail "no GID of $PEER4 on $DB"
 ping -c 1 -W 5 "$PEER4" >/dev/null || sr_log "no ping answer from $PEER4"
@@ -106,7 +96,7 @@ local_qpn() {
 qpn=$(local_qpn "$TMP/client")
 sqpn=$(local_qpn "$TMP/server")
 sr_log "client QPN $qpn, server QPN $sqpn; out of sequence: $ooo; trace" \
-	"lines: $(grep -c . "$TMP/trace"); lost: $(overrun)"
+	"lines: $(grep -c . "$TMP/trace"); lost: $(sr_trace_overrun)"
 for e in qp_state doorbell retransmit nak_sent rx_drop; do
 	sr_log "$(grep -m 1 " sroce_$e: " "$TMP/trace" | sed 's/^ *//')"
 done
@@ -125,7 +115,7 @@ retx_nak=$(events retransmit "dev=$DA qpn=$qpn .* cause=seq_nak$")
 naks=$(events nak_sent "dev=$DB qpn=$sqpn .* code=psn_seq value=0$")
 sr_check "client QP: retransmissions for NAKs ($retx_nak), at most $naks" \
 	test "$retx_nak" -gt 0 -a "$retx_nak" -le "$naks"
-if [ "$(overrun)" = 0 ]; then
+if [ "$(sr_trace_overrun)" = 0 ]; then
 	sr_check "one rx_drop event per packet out of sequence ($ooo)" \
 		test "$(events rx_drop "dev=$DB reason=rx_out_of_sequence qpn=$sqpn ")" = "$ooo"
 else
