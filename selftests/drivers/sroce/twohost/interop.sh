@@ -24,6 +24,9 @@
 # rdma_rxe over these virtio NICs, guest b (rxe, 6.12) double-faulted in
 # rxe's requester in 5 of 17 runs, a fault not yet understood; in one
 # guest over a veth rxe takes them harmlessly on both kernels (cc_rxe.sh).
+# Without CNPs it happened once more (CI, 2026-11-27: the same double
+# fault, garbage EFLAGS, in kmalloc under rxe_init_packet, at link 2's
+# first step), against 2 clean runs after it.
 # rxe's frames are not ECN-capable, so no network marks them and sroce
 # sends rxe no CNPs outside these tests.
 #
