@@ -51,6 +51,22 @@ await() {
 	return 1
 }
 sr_on_exit "mark abort"
+# The other guest's test has ended, or its kernel died (scripts/twohost
+# then leaves the abort file for it).
+peer_gone() { [ -e "$SYNC/$OTHER.abort" ]; }
+# watched OUT CMD...: CMD with a 180 s limit and its output in OUT, killed
+# at once if the other guest goes away; CMD's exit status.
+watched() {
+	local out=$1 pid
+	shift
+	timeout 180 "$@" >"$out" 2>&1 &
+	pid=$!
+	while kill -0 $pid 2>/dev/null; do
+		peer_gone && { kill $pid; break; }
+		sleep 0.2
+	done
+	wait $pid
+}
 
 modprobe virtio_net
 for ((i = 0; i < 100; i++)); do
@@ -117,12 +133,20 @@ STEPS=(
 )
 
 NSTEP=0
-# pairing LINK SERVER_ROLE DESC: every step over LINK, SERVER_ROLE serving.
+GONE_REPORTED=0
+# pairing LINK SERVER_ROLE DESC: every step over LINK, SERVER_ROLE serving;
+# none once the other guest has gone.
 pairing() {
-	local l=$1 srv=$2 desc=$3 s name cmd out pid rc i dev=DEV$1
+	local l=$1 srv=$2 desc=$3 s name cmd out rc i dev=DEV$1
 	for s in "${STEPS[@]}"; do
-		NSTEP=$((NSTEP + 1))
 		name=${s%% *}
+		if peer_gone; then
+			[ $GONE_REPORTED = 1 ] ||
+				sr_fail "$desc: guest $OTHER has gone; the steps from $name on not run"
+			GONE_REPORTED=1
+			return
+		fi
+		NSTEP=$((NSTEP + 1))
 		if [ "$ROLE" = "$srv" ]; then
 			cmd=${s#* }
 			cmd=${cmd%% |||*}
@@ -135,19 +159,16 @@ pairing() {
 		cmd=${cmd//@PEER@/198.18.20$l.$PEER}
 		out=$(mktemp)
 		if [ "$ROLE" = "$srv" ]; then
+			(sleep 1 && mark "srv$NSTEP") &
 			# shellcheck disable=SC2086 # cmd is a word list
-			timeout 180 $cmd >"$out" 2>&1 &
-			pid=$!
-			sleep 1
-			mark "srv$NSTEP"
-			wait $pid
+			watched "$out" $cmd
 			rc=$?
 		else
 			await "srv$NSTEP" 300 || { sr_fail "$desc: $name: no server"; continue; }
 			# The server may still be on its way to listen.
 			for ((i = 0; i < 10; i++)); do
 				# shellcheck disable=SC2086 # cmd is a word list
-				timeout 180 $cmd >"$out" 2>&1
+				watched "$out" $cmd
 				rc=$?
 				[ $rc = 0 ] && break
 				grep -qiE "couldn't connect|unable to connect|connection refused|rdma_connect|REJECTED|Couldn't read remote address" \
