@@ -188,14 +188,15 @@ def panel_cpu(ax, rows):
     ax.set_title("CPU per GB moved (netns, lower is better)")
 
 
-def panel_qps(ax, one, rows):
-    rows = ([one] if one else []) + sorted(rows, key=lambda r: int(r["test"][10:]))
-    groups = ["1 QP" if r is one else "%s QPs" % r["test"][10:] for r in rows]
+def panel_qps(ax, rows):
+    rows = sorted(rows, key=lambda r: int(r["test"][10:]))
+    groups = ["%s QP%s" % (r["test"][10:], "" if r["test"][10:] == "1" else "s")
+              for r in rows]
     grouped_bars(ax, groups, [
         ("sroce", SROCE, [r["sroce"] for r in rows]),
         ("rxe", RXE, [r["rxe"] for r in rows]),
     ], "MB/s (all QPs)")
-    ax.set_title("64 KiB writes over many QPs (loopback)")
+    ax.set_title("64 KiB writes over many QPs (loopback, medians of 3)")
 
 
 def panel_load(ax, rows):
@@ -311,9 +312,7 @@ def panels(rows):
     qps = [r for t in by_test if re.fullmatch(r"write_bw_q\d+", t)
            for r in take(t)]
     if qps:
-        one = [r for r in by_test.get("write_bw", [])
-               if r["size"] == "65536" and r["mtu"] == "4096"]
-        out.append((panel_qps, (one[0] if one else None, qps)))
+        out.append((panel_qps, (qps,)))
     load = [r for t in by_test if t.startswith("write_lat_load_")
             for r in take(t)]
     if load:
