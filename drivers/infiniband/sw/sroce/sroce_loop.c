@@ -12,6 +12,11 @@
  * different queues drain in parallel, so queue pairs spread over as many
  * CPUs as send to them and no device-wide lock is on the path.
  *
+ * Every user of a queue has BH disabled and none is a hard interrupt, so
+ * its lock is taken without disabling interrupts (skb_queue_tail() and
+ * skb_dequeue() would, twice per packet, which is dear under a
+ * hypervisor), and a drainer takes a budget's worth in one hold.
+ *
  * Senders in process context deliver right after sending, waiting for the
  * lock (sroce_lo_drain()); they say so first (sroce_lo_will_drain()), and
  * what they queue meanwhile wakes no one. Anything else queued wakes the
@@ -78,27 +83,41 @@ bool sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
 		kfree_skb(skb);
 		return false;
 	}
+	lockdep_assert_once(in_softirq() && !in_hardirq());
 	skb->dev = sdev->ndev;
 	skb->pkt_type = PACKET_HOST;
-	skb_queue_tail(&shard->queue, skb);
+	spin_lock(&shard->queue.lock);
+	__skb_queue_tail(&shard->queue, skb);
+	spin_unlock(&shard->queue.lock);
 	/* A softirq or hard interrupt may come while a task owes a drain. */
 	if (!in_task() || !__this_cpu_read(sroce_lo_drain_owed))
 		queue_work(sroce_data_wq, &shard->work);
 	return true;
 }
 
-/* Deliver up to a budget from @shard. Return: packets delivered. */
+/*
+ * Deliver up to a budget from @shard, taken off its queue in one hold of
+ * the lock; what the deliveries send queues behind it. The drain lock
+ * keeps the order. Return: packets delivered.
+ */
 static int sroce_lo_deliver_locked(struct sroce_lo_shard *shard)
 {
 	struct sroce_dev *sdev = shard->sdev;
+	struct sk_buff_head batch;
 	struct sk_buff *skb;
 	int n;
 
 	lockdep_assert_held(&shard->drain_lock);
-	for (n = 0; n < SROCE_LO_BUDGET; n++) {
-		skb = skb_dequeue(&shard->queue);
-		if (!skb)
-			break;
+	__skb_queue_head_init(&batch);
+	spin_lock(&shard->queue.lock);
+	if (skb_queue_len(&shard->queue) <= SROCE_LO_BUDGET)
+		skb_queue_splice_init(&shard->queue, &batch);
+	else
+		for (n = 0; n < SROCE_LO_BUDGET; n++)
+			__skb_queue_tail(&batch, __skb_dequeue(&shard->queue));
+	spin_unlock(&shard->queue.lock);
+	n = skb_queue_len(&batch);
+	while ((skb = __skb_dequeue(&batch))) {
 		sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
 		sroce_rcv_local(sdev, skb);
 	}
