@@ -54,15 +54,25 @@ sr_on_exit "mark abort"
 # The other guest's test has ended, or its kernel died (scripts/twohost
 # then leaves the abort file for it).
 peer_gone() { [ -e "$SYNC/$OTHER.abort" ]; }
-# watched OUT CMD...: CMD with a 180 s limit and its output in OUT, killed
-# at once if the other guest goes away; CMD's exit status.
+# watched OUT CMD...: CMD with a 180 s limit and its output in OUT; CMD's
+# exit status, or WATCH_GONE when the other guest went away and CMD was
+# killed for it (timeout(1) runs CMD in its own process group).
+WATCH_GONE=200
 watched() {
-	local out=$1 pid
+	local out=$1 pid i=0
 	shift
-	timeout 180 "$@" >"$out" 2>&1 &
+	timeout -k 5 180 "$@" >"$out" 2>&1 &
 	pid=$!
 	while kill -0 $pid 2>/dev/null; do
-		peer_gone && { kill $pid; break; }
+		if peer_gone; then
+			kill $pid
+			while kill -0 $pid 2>/dev/null && ((i++ < 25)); do
+				sleep 0.2
+			done
+			kill -KILL -- -$pid 2>/dev/null
+			wait $pid
+			return $WATCH_GONE
+		fi
 		sleep 0.2
 	done
 	wait $pid
@@ -134,18 +144,20 @@ STEPS=(
 
 NSTEP=0
 GONE_REPORTED=0
+# report_gone DESC NAME: one failure for the other guest's going, however
+# many steps it takes with it.
+report_gone() {
+	[ $GONE_REPORTED = 1 ] ||
+		sr_fail "$1: guest $OTHER has gone; the steps from $2 on not run"
+	GONE_REPORTED=1
+}
 # pairing LINK SERVER_ROLE DESC: every step over LINK, SERVER_ROLE serving;
 # none once the other guest has gone.
 pairing() {
 	local l=$1 srv=$2 desc=$3 s name cmd out rc i dev=DEV$1
 	for s in "${STEPS[@]}"; do
 		name=${s%% *}
-		if peer_gone; then
-			[ $GONE_REPORTED = 1 ] ||
-				sr_fail "$desc: guest $OTHER has gone; the steps from $name on not run"
-			GONE_REPORTED=1
-			return
-		fi
+		peer_gone && { report_gone "$desc" "$name"; return; }
 		NSTEP=$((NSTEP + 1))
 		if [ "$ROLE" = "$srv" ]; then
 			cmd=${s#* }
@@ -170,18 +182,24 @@ pairing() {
 				# shellcheck disable=SC2086 # cmd is a word list
 				watched "$out" $cmd
 				rc=$?
-				[ $rc = 0 ] && break
+				{ [ $rc = 0 ] || [ $rc = $WATCH_GONE ]; } && break
 				grep -qiE "couldn't connect|unable to connect|connection refused|rdma_connect|REJECTED|Couldn't read remote address" \
 					"$out" || break
 				sleep 1
 			done
+		fi
+		if [ $rc = $WATCH_GONE ]; then
+			rm -f "$out"
+			report_gone "$desc" "$name"
+			return
 		fi
 		[ $rc = 0 ] || sed 's/^/#   /' "$out" | tail -20
 		sr_check "$desc: $name ($([ "$ROLE" = "$srv" ] && echo server || echo client))" \
 			test $rc = 0
 		rm -f "$out"
 		mark "done$NSTEP"
-		await "done$NSTEP" 300 || sr_fail "$desc: $name: peer never finished"
+		await "done$NSTEP" 300 || peer_gone ||
+			sr_fail "$desc: $name: peer never finished"
 	done
 }
 
