@@ -8,7 +8,7 @@
 # timer queued to expire with nothing to do, and the messages sent until
 # then need not arm it. On a loopback device, a 2-byte ib_write_lat
 # ping-pong and a 64-byte ib_write_bw stream (each message a few tens of
-# microseconds, the probe's timeout at least 1 ms) must arm the timer
+# microseconds, the probe's timeout at least 10 ms) must arm the timer
 # (hrtimer_start of sroce_comp_timer, from a tracefs instance of the
 # test's own) for at most a quarter of their messages; the module that
 # cancelled at every ACK armed it once per message or more. That the

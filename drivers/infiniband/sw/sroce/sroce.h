@@ -20,6 +20,9 @@
  *           CNP's receiver and by queries)
  *       sroce_dev.mw_lock (binding windows against deregistration)
  *       sroce_cq.lock (IRQ off: producing completions; innermost)
+ *   sroce_lo_shard.queue.lock (BH off, never in a hard interrupt: the
+ *       packets a loopback queue holds; innermost, taken by senders under
+ *       the QP locks and by a drainer under drain_lock)
  *
  * Leaves, taken with nothing else held: sroce_dev.mcast_lock,
  * sroce_dev.gid_lock (mutex, inside RTNL and the core's GID table mutex,

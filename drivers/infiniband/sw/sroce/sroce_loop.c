@@ -89,7 +89,7 @@ bool sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
 	spin_lock(&shard->queue.lock);
 	__skb_queue_tail(&shard->queue, skb);
 	spin_unlock(&shard->queue.lock);
-	/* A softirq or hard interrupt may come while a task owes a drain. */
+	/* Only a task that owes a drain delivers what it queues itself. */
 	if (!in_task() || !__this_cpu_read(sroce_lo_drain_owed))
 		queue_work(sroce_data_wq, &shard->work);
 	return true;
