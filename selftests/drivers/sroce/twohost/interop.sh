@@ -40,20 +40,20 @@ sr_require_sroce
 VERIFY=$(sr_tool rc_verify) || sr_skip "rc_verify not built"
 
 # Rendezvous through SYNC_DIR, which both guests see.
+# The other guest's test has ended, or its kernel died (scripts/twohost
+# then leaves the abort file for it).
+peer_gone() { [ -e "$SYNC/$OTHER.abort" ]; }
 mark() { : >"$SYNC/$ROLE.$1"; }
 await() {
 	local i
 	for ((i = 0; i < ${2:-600} * 5; i++)); do
 		[ -e "$SYNC/$OTHER.$1" ] && return 0
-		[ -e "$SYNC/$OTHER.abort" ] && return 1
+		peer_gone && return 1
 		sleep 0.2
 	done
 	return 1
 }
 sr_on_exit "mark abort"
-# The other guest's test has ended, or its kernel died (scripts/twohost
-# then leaves the abort file for it).
-peer_gone() { [ -e "$SYNC/$OTHER.abort" ]; }
 # watched OUT CMD...: CMD with a 180 s limit and its output in OUT; CMD's
 # exit status, or WATCH_GONE when the other guest went away and CMD was
 # killed for it (timeout(1) runs CMD in its own process group).
