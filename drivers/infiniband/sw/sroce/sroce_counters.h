@@ -50,6 +50,10 @@
  * @SROCE_CNT_TX_CPU_HANDOFF: sends moved to the CPU that sent the queue
  *	pair's packets still in flight, to keep them in order
  * @SROCE_CNT_SQ_DOORBELL: send doorbells user space rang (system calls)
+ * @SROCE_CNT_SQ_POLLED: times a send ring's poller found new entries, each
+ *	a doorbell user space did not have to ring (sroce_sq.c)
+ * @SROCE_CNT_SQ_POLL_YIELD: poll sessions ended early because another task
+ *	wanted the poller's CPU
  * @SROCE_CNT_RX_ECN_CE: packets received marked Congestion Experienced, by
  *	unicast queue pairs (not multicast datagrams, not CNPs)
  * @SROCE_CNT_TX_CNP: congestion notification packets built and handed to
@@ -104,6 +108,8 @@ enum sroce_counter {
 	SROCE_CNT_RX_GRO_SEGMENTS,
 	SROCE_CNT_TX_CPU_HANDOFF,
 	SROCE_CNT_SQ_DOORBELL,
+	SROCE_CNT_SQ_POLLED,
+	SROCE_CNT_SQ_POLL_YIELD,
 	SROCE_CNT_RX_ECN_CE,
 	SROCE_CNT_TX_CNP,
 	SROCE_CNT_RX_CNP,

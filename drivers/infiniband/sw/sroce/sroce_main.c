@@ -60,6 +60,13 @@ static struct workqueue_struct *sroce_wq;
 /* Data-path work: continued sending, read responses, flushes. */
 struct workqueue_struct *sroce_data_wq;
 struct workqueue_struct *sroce_kernel_wq;
+/*
+ * Send-ring pollers, each on a CPU of its QP's choosing (not the posting
+ * thread's, which the scheduler would pick), at normal priority; not
+ * concurrency-managed, so other work on that CPU starts, and the poller
+ * then yields (sroce_sq.c).
+ */
+struct workqueue_struct *sroce_poll_wq;
 
 static void sroce_dealloc_driver(struct ib_device *ibdev)
 {
@@ -404,6 +411,11 @@ static int __init sroce_init(void)
 		err = -ENOMEM;
 		goto err_data_wq;
 	}
+	sroce_poll_wq = alloc_workqueue("sroce_poll", WQ_CPU_INTENSIVE, 0);
+	if (!sroce_poll_wq) {
+		err = -ENOMEM;
+		goto err_kernel_wq;
+	}
 	sroce_icrc_init();
 	err = sroce_net_init();
 	if (err)
@@ -413,6 +425,8 @@ static int __init sroce_init(void)
 
 err_icrc:
 	sroce_icrc_exit();
+	destroy_workqueue(sroce_poll_wq);
+err_kernel_wq:
 	destroy_workqueue(sroce_kernel_wq);
 err_data_wq:
 	destroy_workqueue(sroce_data_wq);
@@ -431,6 +445,7 @@ static void __exit sroce_exit(void)
 	/* Packets of destroyed QPs may still name our skb destructor. */
 	sroce_tx_credit_wait_all();
 	sroce_icrc_exit();
+	destroy_workqueue(sroce_poll_wq);
 	destroy_workqueue(sroce_kernel_wq);
 	destroy_workqueue(sroce_data_wq);
 	destroy_workqueue(sroce_wq);

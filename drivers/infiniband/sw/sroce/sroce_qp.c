@@ -195,6 +195,7 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 {
 	hrtimer_cancel(&qp->timer);
 	hrtimer_cancel(&qp->rp.pace_timer);
+	sroce_sq_poll_cancel(qp);
 	cancel_work_sync(&qp->req_work);
 	cancel_work_sync(&qp->resp_work);
 	cancel_work_sync(&qp->err_work);
@@ -233,6 +234,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->timer.function = sroce_comp_timer;
 	sroce_cc_rp_init(qp);
 	INIT_WORK(&qp->req_work, sroce_sq_work);
+	INIT_WORK(&qp->sq_poll_work, sroce_sq_poll_work);
 	INIT_WORK(&qp->resp_work, sroce_resp_work);
 	INIT_WORK(&qp->err_work, sroce_qp_err_work);
 	INIT_WORK(&qp->event_work, sroce_qp_event_work);

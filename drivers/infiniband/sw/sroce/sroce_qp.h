@@ -66,6 +66,13 @@ struct sroce_swqe_state {
  *	@held_psn + i (bit 0 is never set)
  * @held_wqe: the read @read_held belongs to, while it is the head
  * @held_psn: the response it awaited when @read_held was last changed
+ * @polling: sq_poll_work watches the drained ring, so no doorbell is armed
+ * @poll_backoff: poll sessions in a row that took nothing (nothing was
+ *	posted, or another task had the CPU)
+ * @poll_skip: drains left that arm the doorbell before polling is tried
+ *	again: 2^@poll_backoff - 1 after a fruitless session
+ * @poll_cpu: the CPU the poller runs on: kept while sessions save
+ *	doorbells, the next one online after one that did not
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
  * @st: per-slot state of the WQEs in @shadow
  */
@@ -102,6 +109,10 @@ struct sroce_req {
 	u64 read_held;
 	u32 held_wqe;
 	u32 held_psn;
+	bool polling;
+	u8 poll_backoff;
+	u16 poll_skip;
+	int poll_cpu;
 	void *shadow;
 	struct sroce_swqe_state *st;
 };
@@ -295,6 +306,7 @@ struct sroce_cc_rp {
  * @resp: responder state
  * @timer: retransmission and RNR timer
  * @req_work: continues sending where a softirq pass stopped
+ * @sq_poll_work: watches a drained send ring for new entries (sroce_sq.c)
  * @resp_work: sends read responses too large for one softirq pass
  * @err_work: completes everything outstanding after a data-path error
  * @event_work: delivers a kernel QP's async events (@events_pending)
@@ -329,6 +341,7 @@ struct sroce_qp {
 	struct sroce_resp resp;
 	struct hrtimer timer;
 	struct work_struct req_work;
+	struct work_struct sq_poll_work;
 	struct work_struct resp_work;
 	struct work_struct err_work;
 	struct work_struct event_work;

@@ -8,9 +8,13 @@
  *
  * Work runs where it is triggered: in the doorbell system call, in the
  * receive softirq for ACKs, or in the timer; a pass sends at most
- * SROCE_TX_BUDGET packets and leaves the rest to req_work.
+ * SROCE_TX_BUDGET packets and leaves the rest to req_work. A user QP's
+ * ring that drained is watched for a while by sq_poll_work on an idle CPU,
+ * so that a stream of small posts needs no doorbell at all.
  */
 #include "sroce_sq.h"
+#include <linux/sched/clock.h>
+#include <linux/sched/stat.h>
 #include "sroce_hdr.h"
 
 static enum ib_wc_opcode sroce_wc_opcode(u32 op)
@@ -187,6 +191,77 @@ bool sroce_sq_fetch(struct sroce_qp *qp)
 	return true;
 }
 
+/*
+ * A doorbell costs a system call of a few microseconds; polling costs a
+ * CPU nobody else wants (sroce_sq_poll_work() gives it up at once).
+ */
+static unsigned int sq_poll_us = 50;
+module_param(sq_poll_us, uint, 0644);
+MODULE_PARM_DESC(sq_poll_us, "Microseconds a user QP's drained send ring is polled, on an otherwise idle CPU, before a doorbell is asked for (default: 50; 0: never)");
+
+/* A QP whose polls keep saving nothing tries once in 2^this drains. */
+#define SROCE_SQ_POLL_MAX_BACKOFF	10
+
+/* The next CPU online after @cpu, round the end. */
+static int sroce_next_online_cpu(int cpu)
+{
+	cpu = cpumask_next(cpu, cpu_online_mask);
+	return cpu < nr_cpu_ids ? cpu : cpumask_first(cpu_online_mask);
+}
+
+/*
+ * The ring drained: have sq_poll_work watch it rather than ask for a
+ * doorbell. A device has at most one poller fewer than the CPUs online,
+ * so that one is left for the posting threads. The poller never runs on
+ * this CPU, where the posting thread (or the softirq) is.
+ * Context: req_lock held, preemption off.
+ * Return: true when the poller watches the ring (no doorbell is armed).
+ */
+static bool sroce_sq_poll_start(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_req *req = &qp->req;
+	int this_cpu = smp_processor_id();
+
+	lockdep_assert_held(&qp->req_lock);
+	if (req->polling)
+		return true;
+	if (!READ_ONCE(sq_poll_us) || qp->kernel || qp->dead)
+		return false;
+	if (req->poll_skip) {
+		req->poll_skip--;
+		return false;
+	}
+	if (atomic_inc_return(&sdev->sq_pollers) >= num_online_cpus()) {
+		atomic_dec(&sdev->sq_pollers);
+		return false;
+	}
+	if (req->poll_cpu == this_cpu || !cpu_online(req->poll_cpu))
+		req->poll_cpu = sroce_next_online_cpu(this_cpu);
+	req->polling = true;
+	queue_work_on(req->poll_cpu, sroce_poll_wq, &qp->sq_poll_work);
+	return true;
+}
+
+/* Context: req_lock held. */
+static void sroce_sq_poll_end(struct sroce_qp *qp, bool fruitful)
+{
+	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->req_lock);
+	req->polling = false;
+	atomic_dec(&to_sdev(qp->ibqp.device)->sq_pollers);
+	if (fruitful) {
+		req->poll_backoff = 0;
+	} else {
+		if (req->poll_backoff < SROCE_SQ_POLL_MAX_BACKOFF)
+			req->poll_backoff++;
+		/* Perhaps another CPU is idler. */
+		req->poll_cpu = sroce_next_online_cpu(req->poll_cpu);
+	}
+	req->poll_skip = (1U << req->poll_backoff) - 1;
+}
+
 /**
  * sroce_sq_next_ready() - make sure a WQE is at req->next.
  * @qp: the queue pair, in RTS
@@ -201,6 +276,7 @@ bool sroce_sq_next_ready(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->req_lock);
 	while (qp->req.next == qp->req.fetched && !sroce_sq_fetch(qp))
 		if (sroce_qp_state(qp) != IB_QPS_RTS ||
+		    sroce_sq_poll_start(qp) ||
 		    sroce_ring_idle(&qp->sq, qp->req.fetched))
 			return false;
 	return true;
@@ -312,6 +388,89 @@ void sroce_sq_work(struct work_struct *work)
 			      &qp->req_work);
 }
 
+/*
+ * End a poll session. The doorbell is armed if the ring is idle; anything
+ * else left undone (entries posted meanwhile, a message the window holds,
+ * a budget used up) goes to req_work, which ends in sroce_sq_next_ready().
+ * Context: req_lock held.
+ */
+static void sroce_sq_poll_stop(struct sroce_qp *qp, bool fruitful)
+{
+	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->req_lock);
+	if (!req->polling)	/* sroce_sq_poll_cancel() */
+		return;
+	/* Out of RTS the flush arms the ring; RTS again kicks the QP. */
+	if (sroce_qp_state(qp) == IB_QPS_RTS && !qp->dead &&
+	    (req->next != req->fetched ||
+	     !sroce_ring_idle(&qp->sq, req->fetched)))
+		queue_work(sroce_data_wq, &qp->req_work);
+	sroce_sq_poll_end(qp, fruitful);
+}
+
+/**
+ * sroce_sq_poll_work() - send what a user posts without a doorbell.
+ * @work: the queue pair's sq_poll_work
+ *
+ * Sends what is posted until nothing was for sq_poll_us, while its CPU has
+ * nothing else to run: it stops as soon as another task wants the CPU (on
+ * a busy machine a doorbell costs less than the time the poller would
+ * take from others), and when the requester waits for something other
+ * than posts (a closed window, an RNR wait), which ACKs and timers resume.
+ */
+void sroce_sq_poll_work(struct work_struct *work)
+{
+	struct sroce_qp *qp = container_of(work, struct sroce_qp,
+					   sq_poll_work);
+	u64 limit_ns = (u64)READ_ONCE(sq_poll_us) * NSEC_PER_USEC;
+	bool more = false, fruitful = false, yield;
+	u64 last = local_clock();
+	u32 fetched;
+
+	for (;;) {
+		fetched = READ_ONCE(qp->req.fetched);
+		if (more || (READ_ONCE(qp->sq.hdr->prod) != fetched &&
+			     READ_ONCE(qp->req.next) == fetched)) {
+			more = sroce_sq_kick_passes(qp, 1);
+			if (READ_ONCE(qp->req.fetched) != fetched) {
+				sroce_qp_count(qp, SROCE_CNT_SQ_POLLED);
+				fruitful = true;
+				last = local_clock();
+			}
+		}
+		yield = need_resched() || !single_task_running();
+		if (yield || !READ_ONCE(qp->req.polling) ||
+		    sroce_qp_state(qp) != IB_QPS_RTS)
+			break;
+		if (!more && (READ_ONCE(qp->req.next) !=
+			      READ_ONCE(qp->req.fetched) ||
+			      local_clock() - last > limit_ns))
+			break;
+		cpu_relax();
+	}
+	if (yield)
+		sroce_qp_count(qp, SROCE_CNT_SQ_POLL_YIELD);
+	spin_lock_bh(&qp->req_lock);
+	sroce_sq_poll_stop(qp, fruitful);
+	spin_unlock_bh(&qp->req_lock);
+}
+
+/**
+ * sroce_sq_poll_cancel() - stop and wait for the send ring's poller.
+ * @qp: the queue pair, dead or about to be reset
+ *
+ * The ring's doorbell is left unarmed: a reset arms it, a dead QP has none.
+ */
+void sroce_sq_poll_cancel(struct sroce_qp *qp)
+{
+	spin_lock_bh(&qp->req_lock);
+	if (qp->req.polling)
+		sroce_sq_poll_end(qp, true);
+	spin_unlock_bh(&qp->req_lock);
+	cancel_work_sync(&qp->sq_poll_work);
+}
+
 /**
  * sroce_sq_reset() - discard whatever is posted (a move to RESET).
  * @qp: the queue pair
@@ -324,6 +483,9 @@ void sroce_sq_reset(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 
 	lockdep_assert_held(&qp->req_lock);
+	/* An ACK may have started a poller after the quiesce; it ends here. */
+	if (req->polling)
+		sroce_sq_poll_end(qp, true);
 	req->head = sroce_ring_discard(&qp->sq);
 	req->fetched = req->head;
 	req->next = req->head;

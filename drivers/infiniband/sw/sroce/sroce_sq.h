@@ -70,6 +70,8 @@ void sroce_sq_progress_bh(struct sroce_qp *qp);
 void sroce_sq_kick(struct sroce_qp *qp);
 void sroce_sq_kick_any(struct sroce_qp *qp);
 void sroce_sq_work(struct work_struct *work);
+void sroce_sq_poll_work(struct work_struct *work);
+void sroce_sq_poll_cancel(struct sroce_qp *qp);
 void sroce_sq_reset(struct sroce_qp *qp);
 void sroce_sq_flush(struct sroce_qp *qp);
 int sroce_sq_create(struct sroce_qp *qp, u32 num_wr, u32 wqe_size,

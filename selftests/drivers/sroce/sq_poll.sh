@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Send-ring polling (sroce.sq_poll_us): a user QP's send ring that drained
+# is watched from another CPU while that CPU is idle, so a stream of small
+# posts needs no doorbell system call; the poller gives its CPU up as soon
+# as another task wants it.
+#  - Polling off: a stream of 64 B RDMA WRITEs (ib_write_bw, loopback)
+#    rings a doorbell for most messages and nothing is polled.
+#  - Polling on, one CPU left idle: the same stream rings fewer than one
+#    doorbell per ten messages, and the poller took the posts (sq_polled).
+#  - A busy loop on every CPU: the poller yields (sq_poll_yield) and the
+#    stream still completes, on doorbells.
+#  - rc_verify across a netns with a long poll: every byte checked, the
+#    poller took posts of both sides.
+#  - A client killed in the middle of a polled stream: its QPs go, the
+#    device is removed, the kernel log stays clean.
+# shellcheck source=selftests/drivers/sroce/lib.sh
+source "$(dirname "$0")/lib.sh"
+sr_require_sroce
+command -v ib_write_bw >/dev/null || sr_skip "ib_write_bw missing (perftest)"
+[ "$(nproc)" -ge 2 ] || sr_skip "the poller needs a second CPU"
+POLL=/sys/module/sroce/parameters/sq_poll_us
+if [ ! -w "$POLL" ]; then
+	sr_fail "no writable sq_poll_us module parameter"
+	sr_done
+fi
+POLL0=$(cat "$POLL")
+sr_on_exit "echo $POLL0 >$POLL"
+ITERS=20000
+
+sr_dmesg_mark
+TMP=$(mktemp -d)
+sr_on_exit "rm -rf $TMP"
+n=$(( SR_TAG % 250 + 1 ))
+PORT=$(( 27000 + (SR_TAG % 400) * 10 ))
+L=sr${SR_TAG}q
+LDEV=sroce_q$SR_TAG
+L4=198.19.$n.1
+sr_loopback_link "$LDEV" "$L" "$L4"
+G=$(sr_gid_index "$LDEV" "$L4") || sr_done
+
+# shellcheck disable=SC2317 # called through sr_check
+# stream ITERS: ib_write_bw of 64 B messages in loopback; true when both
+# sides end well. Counters of $LDEV are snapped before.
+stream() {
+	local srv ok=0
+	PORT=$((PORT + 1))
+	sr_snap "$LDEV" sq_doorbell sq_polled sq_poll_yield
+	timeout -k 5 120 ib_write_bw -d "$LDEV" -x "$G" -s 64 -n "$1" \
+		-p "$PORT" -F >"$TMP/srv" 2>&1 &
+	srv=$!
+	sr_wait_listen "$PORT" "" 60 &&
+		timeout -k 5 120 ib_write_bw -d "$LDEV" -x "$G" -s 64 -n "$1" \
+			-p "$PORT" -F "$L4" >"$TMP/cli" 2>&1 && ok=1
+	wait "$srv" || ok=0
+	sr_log "$1 writes: doorbells $(sr_grew "$LDEV" sq_doorbell)," \
+		"polled $(sr_grew "$LDEV" sq_polled)," \
+		"yields $(sr_grew "$LDEV" sq_poll_yield)"
+	[ "$ok" = 1 ] && return 0
+	sed 's/^/# client: /' "$TMP/cli"
+	sed 's/^/# server: /' "$TMP/srv"
+	return 1
+}
+
+echo 0 >"$POLL"
+sr_check "polling off: $ITERS writes complete" stream $ITERS
+sr_check "polling off: a doorbell for most messages" \
+	test "$(sr_grew "$LDEV" sq_doorbell)" -gt $((ITERS / 2))
+sr_check "polling off: nothing polled" \
+	test "$(sr_grew "$LDEV" sq_polled)" -eq 0
+
+echo 1000 >"$POLL"
+sr_check "polling on: $ITERS writes complete" stream $ITERS
+sr_check "polling on: under one doorbell per ten messages" \
+	test "$(sr_grew "$LDEV" sq_doorbell)" -lt $((ITERS / 10))
+sr_check "polling on: the poller took the posts" \
+	test "$(sr_grew "$LDEV" sq_polled)" -gt 0
+
+HOGS=()
+for ((c = 0; c < $(nproc); c++)); do
+	taskset -c "$c" bash -c 'while :; do :; done' &
+	HOGS+=($!)
+done
+sr_on_exit "kill ${HOGS[*]} 2>/dev/null"
+sr_check "every CPU busy: 2000 writes complete" stream 2000
+kill "${HOGS[@]}" 2>/dev/null
+wait "${HOGS[@]}" 2>/dev/null
+sr_check "every CPU busy: the poller yielded" \
+	test "$(sr_grew "$LDEV" sq_poll_yield)" -gt 0
+
+# A long poll: each post of rc_verify's request-and-answer steps comes
+# while the poller still watches.
+echo 100000 >"$POLL"
+sr_sroce_ns_pair
+if GA=$(sr_gid_index "$DA" "$IP4") && GB=$(sr_gid_index "$DB" "$PEER4"); then
+	sr_snap "$DA" sq_polled
+	sr_snap "$DB" sq_polled
+	sr_check "rc_verify with a long poll" \
+		sr_rc_verify "$TMP/verify" $((PORT + 5)) "$GA" "$GB"
+	sr_log "polled: server $(sr_grew "$DA" sq_polled)," \
+		"client $(sr_grew "$DB" sq_polled)"
+	sr_check "rc_verify: the poller took the client's posts" \
+		test "$(sr_grew "$DB" sq_polled)" -gt 0
+else
+	sr_fail "no GIDs for $IP4 and $PEER4"
+fi
+
+# Killed while its poller runs: the QP's destruction stops the poller.
+PORT=$((PORT + 6))
+timeout -k 5 120 ib_write_bw -d "$LDEV" -x "$G" -s 64 -D 30 -p "$PORT" \
+	-F >"$TMP/srv" 2>&1 &
+srv=$!
+if sr_wait_listen "$PORT" "" 60; then
+	sr_snap "$LDEV" sq_polled
+	ib_write_bw -d "$LDEV" -x "$G" -s 64 -D 30 -p "$PORT" -F "$L4" \
+		>"$TMP/cli" 2>&1 &
+	cli=$!
+	sleep 4
+	sr_check "a long stream is being polled" \
+		test "$(sr_grew "$LDEV" sq_polled)" -gt 0
+	sr_check "client and server killed" sr_kill_tool "$cli" "$srv"
+else
+	sr_fail "ib_write_bw server did not listen"
+	sr_kill_tool "$srv"
+fi
+wait 2>/dev/null
+sr_check "device removed after the kill" rdma link del "$LDEV"
+sr_check "device gone" sr_wait_gone "$LDEV"
+sr_check "kernel log clean" sr_dmesg_clean
+sr_done
