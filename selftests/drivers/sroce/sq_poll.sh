@@ -6,14 +6,20 @@
 # as another task wants it.
 #  - Polling off: a stream of 64 B RDMA WRITEs (ib_write_bw, loopback)
 #    rings a doorbell for most messages and nothing is polled.
-#  - Polling on, one CPU left idle: the same stream rings fewer than one
-#    doorbell per ten messages, and the poller took the posts (sq_polled).
+#  - Polling on (the default 50 us), one CPU left idle: the same stream
+#    rings fewer than one doorbell per ten messages, and the poller took
+#    the posts (sq_polled).
 #  - A busy loop on every CPU: the poller yields (sq_poll_yield) and the
 #    stream still completes, on doorbells.
-#  - rc_verify across a netns with a long poll: every byte checked, the
+#  - A real-time busy loop, unthrottled, on every CPU but the one the
+#    programs are pinned to: a poller queued there never runs, and the
+#    watchdog must give the ring back to doorbells for the stream to
+#    complete.
+#  - rc_verify across a netns with a 10 ms poll: every byte checked, the
 #    poller took posts of both sides.
 #  - A client killed in the middle of a polled stream: its QPs go, the
-#    device is removed, the kernel log stays clean.
+#    poller slots are free again (the next stream is polled), the device
+#    is removed, the kernel log stays clean.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
@@ -40,20 +46,22 @@ sr_loopback_link "$LDEV" "$L" "$L4"
 G=$(sr_gid_index "$LDEV" "$L4") || sr_done
 
 # shellcheck disable=SC2317 # called through sr_check
-# stream ITERS: ib_write_bw of 64 B messages in loopback; true when both
-# sides end well. Counters of $LDEV are snapped before.
+# stream ITERS [CMD...]: ib_write_bw of 64 B messages in loopback, both
+# sides run under CMD if given; true when both end well. Counters of
+# $LDEV are snapped before.
 stream() {
-	local srv ok=0
+	local iters=$1 srv ok=0
+	shift
 	PORT=$((PORT + 1))
 	sr_snap "$LDEV" sq_doorbell sq_polled sq_poll_yield
-	timeout -k 5 120 ib_write_bw -d "$LDEV" -x "$G" -s 64 -n "$1" \
-		-p "$PORT" -F >"$TMP/srv" 2>&1 &
+	"$@" timeout -k 5 60 ib_write_bw -d "$LDEV" -x "$G" -s 64 \
+		-n "$iters" -p "$PORT" -F >"$TMP/srv" 2>&1 &
 	srv=$!
 	sr_wait_listen "$PORT" "" 60 &&
-		timeout -k 5 120 ib_write_bw -d "$LDEV" -x "$G" -s 64 -n "$1" \
-			-p "$PORT" -F "$L4" >"$TMP/cli" 2>&1 && ok=1
+		"$@" timeout -k 5 60 ib_write_bw -d "$LDEV" -x "$G" -s 64 \
+			-n "$iters" -p "$PORT" -F "$L4" >"$TMP/cli" 2>&1 && ok=1
 	wait "$srv" || ok=0
-	sr_log "$1 writes: doorbells $(sr_grew "$LDEV" sq_doorbell)," \
+	sr_log "$iters writes: doorbells $(sr_grew "$LDEV" sq_doorbell)," \
 		"polled $(sr_grew "$LDEV" sq_polled)," \
 		"yields $(sr_grew "$LDEV" sq_poll_yield)"
 	[ "$ok" = 1 ] && return 0
@@ -69,7 +77,7 @@ sr_check "polling off: a doorbell for most messages" \
 sr_check "polling off: nothing polled" \
 	test "$(sr_grew "$LDEV" sq_polled)" -eq 0
 
-echo 1000 >"$POLL"
+echo 50 >"$POLL"
 sr_check "polling on: $ITERS writes complete" stream $ITERS
 sr_check "polling on: under one doorbell per ten messages" \
 	test "$(sr_grew "$LDEV" sq_doorbell)" -lt $((ITERS / 10))
@@ -87,15 +95,43 @@ kill "${HOGS[@]}" 2>/dev/null
 wait "${HOGS[@]}" 2>/dev/null
 sr_check "every CPU busy: the poller yielded" \
 	test "$(sr_grew "$LDEV" sq_poll_yield)" -gt 0
+sr_check "every CPU busy: doorbells took over" \
+	test "$(sr_grew "$LDEV" sq_doorbell)" -gt 0
+
+RT=/proc/sys/kernel/sched_rt_runtime_us
+if command -v chrt >/dev/null && [ -w "$RT" ]; then
+	sr_on_exit "echo $(cat "$RT") >$RT"
+	echo -1 >"$RT"
+	HOGS=()
+	for ((c = 1; c < $(nproc); c++)); do
+		# 6.12's deadline server would give the poller 5 % anyway.
+		FS=/sys/kernel/debug/sched/fair_server/cpu$c/runtime
+		if [ -w "$FS" ]; then
+			sr_on_exit "echo $(cat "$FS") >$FS"
+			echo 0 >"$FS"
+		fi
+		chrt -f 10 taskset -c "$c" bash -c 'while :; do :; done' &
+		HOGS+=($!)
+	done
+	sr_on_exit "kill ${HOGS[*]} 2>/dev/null"
+	sr_check "real-time hogs: 2000 writes complete" \
+		stream 2000 taskset -c 0
+	kill "${HOGS[@]}" 2>/dev/null
+	wait "${HOGS[@]}" 2>/dev/null
+	sr_check "real-time hogs: the watchdog ended sessions" \
+		test "$(sr_grew "$LDEV" sq_poll_yield)" -gt 0
+else
+	sr_log "no chrt or $RT: real-time case skipped"
+fi
 
 # A long poll: each post of rc_verify's request-and-answer steps comes
 # while the poller still watches.
-echo 100000 >"$POLL"
+echo 10000 >"$POLL"
 sr_sroce_ns_pair
 if GA=$(sr_gid_index "$DA" "$IP4") && GB=$(sr_gid_index "$DB" "$PEER4"); then
 	sr_snap "$DA" sq_polled
 	sr_snap "$DB" sq_polled
-	sr_check "rc_verify with a long poll" \
+	sr_check "rc_verify with a 10 ms poll" \
 		sr_rc_verify "$TMP/verify" $((PORT + 5)) "$GA" "$GB"
 	sr_log "polled: server $(sr_grew "$DA" sq_polled)," \
 		"client $(sr_grew "$DB" sq_polled)"
@@ -124,6 +160,9 @@ else
 	sr_kill_tool "$srv"
 fi
 wait 2>/dev/null
+sr_check "after the kill: 2000 writes complete" stream 2000
+sr_check "after the kill: the poller took posts" \
+	test "$(sr_grew "$LDEV" sq_polled)" -gt 0
 sr_check "device removed after the kill" rdma link del "$LDEV"
 sr_check "device gone" sr_wait_gone "$LDEV"
 sr_check "kernel log clean" sr_dmesg_clean

@@ -53,7 +53,7 @@
  * @SROCE_CNT_SQ_POLLED: times a send ring's poller found new entries, each
  *	a doorbell user space did not have to ring (sroce_sq.c)
  * @SROCE_CNT_SQ_POLL_YIELD: poll sessions ended early because another task
- *	wanted the poller's CPU
+ *	wanted the poller's CPU, or kept the poller from running (watchdog)
  * @SROCE_CNT_RX_ECN_CE: packets received marked Congestion Experienced, by
  *	unicast queue pairs (not multicast datagrams, not CNPs)
  * @SROCE_CNT_TX_CNP: congestion notification packets built and handed to

@@ -99,8 +99,6 @@ struct sroce_lo_shard {
  * @mcast_list: multicast groups with attached QPs (RCU; sroce_mcast.c)
  * @mcast_lock: serialises attach and detach
  * @num_mcg: groups in @mcast_list
- * @sq_pollers: queue pairs whose send ring sq_poll_work watches, at most
- *	one fewer than the CPUs online (sroce_sq.c)
  */
 struct sroce_dev {
 	struct ib_device ibdev;
@@ -146,7 +144,6 @@ struct sroce_dev {
 	struct list_head mcast_list;
 	spinlock_t mcast_lock;	/* attach and detach */
 	u32 num_mcg;
-	atomic_t sq_pollers;
 };
 
 struct sroce_ucontext {

@@ -61,10 +61,10 @@ static struct workqueue_struct *sroce_wq;
 struct workqueue_struct *sroce_data_wq;
 struct workqueue_struct *sroce_kernel_wq;
 /*
- * Send-ring pollers, each on a CPU of its QP's choosing (not the posting
- * thread's, which the scheduler would pick), at normal priority; not
- * concurrency-managed, so other work on that CPU starts, and the poller
- * then yields (sroce_sq.c).
+ * Send-ring pollers, each on a CPU sroce_sq.c picks (not the one whose
+ * drain started it, which the scheduler would pick), at normal priority;
+ * not concurrency-managed, so other work on that CPU starts, and the
+ * poller then yields.
  */
 struct workqueue_struct *sroce_poll_wq;
 

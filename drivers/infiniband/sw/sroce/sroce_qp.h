@@ -66,13 +66,17 @@ struct sroce_swqe_state {
  *	@held_psn + i (bit 0 is never set)
  * @held_wqe: the read @read_held belongs to, while it is the head
  * @held_psn: the response it awaited when @read_held was last changed
- * @polling: sq_poll_work watches the drained ring, so no doorbell is armed
+ * @polling: a poll session is on: sq_poll_work is queued or runs, and
+ *	owns @poll_cpu's poller slot
+ * @poll_watching: the poller runs, on a CPU it has to itself, and watches
+ *	the ring: no doorbell is armed (until then posts ring as usual)
  * @poll_backoff: poll sessions in a row that took nothing (nothing was
- *	posted, or another task had the CPU)
+ *	posted, another task had the CPU, or the poller did not run)
  * @poll_skip: drains left that arm the doorbell before polling is tried
  *	again: 2^@poll_backoff - 1 after a fruitless session
  * @poll_cpu: the CPU the poller runs on: kept while sessions save
- *	doorbells, the next one online after one that did not
+ *	doorbells without yielding, else the next one online
+ * @poll_beat: local_clock() of the poller's last loop, for poll_watchdog
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
  * @st: per-slot state of the WQEs in @shadow
  */
@@ -110,9 +114,11 @@ struct sroce_req {
 	u32 held_wqe;
 	u32 held_psn;
 	bool polling;
+	bool poll_watching;
 	u8 poll_backoff;
 	u16 poll_skip;
 	int poll_cpu;
+	u64 poll_beat;
 	void *shadow;
 	struct sroce_swqe_state *st;
 };
@@ -307,6 +313,7 @@ struct sroce_cc_rp {
  * @timer: retransmission and RNR timer
  * @req_work: continues sending where a softirq pass stopped
  * @sq_poll_work: watches a drained send ring for new entries (sroce_sq.c)
+ * @poll_watchdog: ends a poll session whose poller does not get to run
  * @resp_work: sends read responses too large for one softirq pass
  * @err_work: completes everything outstanding after a data-path error
  * @event_work: delivers a kernel QP's async events (@events_pending)
@@ -342,6 +349,7 @@ struct sroce_qp {
 	struct hrtimer timer;
 	struct work_struct req_work;
 	struct work_struct sq_poll_work;
+	struct hrtimer poll_watchdog;
 	struct work_struct resp_work;
 	struct work_struct err_work;
 	struct work_struct event_work;

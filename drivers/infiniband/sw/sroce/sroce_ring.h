@@ -18,6 +18,8 @@
  *   sroce_ring_need_doorbell()). Each side stores, then loads the other's
  *   word, with a full barrier between: one of them sees the other's store,
  *   so either the consumer finds the new entry or the producer rings.
+ *   A consumer that keeps reading prod instead (the send queue's poller,
+ *   sroce_sq.c) is not idle and sets no flag until it stops.
  * - An index read from user memory is never trusted. A producer index
  *   must lie in [next, base + entries], where next is the consumer's next
  *   entry and base the oldest whose slot it still uses; anything else

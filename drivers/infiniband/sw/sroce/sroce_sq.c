@@ -197,10 +197,29 @@ bool sroce_sq_fetch(struct sroce_qp *qp)
  */
 static unsigned int sq_poll_us = 50;
 module_param(sq_poll_us, uint, 0644);
-MODULE_PARM_DESC(sq_poll_us, "Microseconds a user QP's drained send ring is polled, on an otherwise idle CPU, before a doorbell is asked for (default: 50; 0: never)");
+MODULE_PARM_DESC(sq_poll_us, "Microseconds a user QP's drained send ring is polled, on an otherwise idle CPU, before a doorbell is asked for (default: 50; 0: never; at most 10000)");
+#define SROCE_SQ_POLL_MAX_US		10000
 
 /* A QP whose polls keep saving nothing tries once in 2^this drains. */
 #define SROCE_SQ_POLL_MAX_BACKOFF	10
+/* Free poller slots sought past the one a QP last used. */
+#define SROCE_SQ_POLL_TRIES		4
+/*
+ * A poller that has not looped for this long, outside its passes (a
+ * real-time task has its CPU), loses its session to poll_watchdog: the
+ * ring is its doorbell's again. Above the softirq time a pass may leave
+ * behind (MAX_SOFTIRQ_TIME, 2 ms).
+ */
+#define SROCE_SQ_POLL_WATCHDOG_NS	(4 * NSEC_PER_MSEC)
+/* poll_beat while the poller is in a pass: running, with BH off. */
+#define SROCE_SQ_POLL_IN_PASS		U64_MAX
+
+/*
+ * At most one poller per CPU, of any device, and one CPU always left
+ * without: a user cannot make the kernel spin on every CPU.
+ */
+static DEFINE_PER_CPU(struct sroce_qp *, sroce_sq_poll_owner);
+static atomic_t sroce_sq_pollers = ATOMIC_INIT(0);
 
 /* The next CPU online after @cpu, round the end. */
 static int sroce_next_online_cpu(int cpu)
@@ -209,56 +228,84 @@ static int sroce_next_online_cpu(int cpu)
 	return cpu < nr_cpu_ids ? cpu : cpumask_first(cpu_online_mask);
 }
 
+/* A free poller slot, from @qp's last CPU on, never this one; or -1. */
+static int sroce_sq_poll_claim(struct sroce_qp *qp, int this_cpu)
+{
+	int cpu = qp->req.poll_cpu, i;
+
+	if (!cpu_online(cpu))
+		cpu = sroce_next_online_cpu(this_cpu);
+	for (i = 0; i < SROCE_SQ_POLL_TRIES; i++) {
+		if (cpu != this_cpu &&
+		    !cmpxchg(per_cpu_ptr(&sroce_sq_poll_owner, cpu), NULL, qp))
+			return cpu;
+		cpu = sroce_next_online_cpu(cpu);
+	}
+	return -1;
+}
+
 /*
- * The ring drained: have sq_poll_work watch it rather than ask for a
- * doorbell. A device has at most one poller fewer than the CPUs online,
- * so that one is left for the posting threads. The poller never runs on
- * this CPU, where the posting thread (or the softirq) is.
- * Context: req_lock held, preemption off.
- * Return: true when the poller watches the ring (no doorbell is armed).
+ * The ring drained: start a poll session, on another CPU than this one,
+ * where the posting thread or the softirq that drained the ring is. The
+ * doorbell stays armed until the poller runs and takes the ring over: a
+ * post never waits for the poller to get a CPU.
+ * Context: req_lock held, BH disabled.
+ * Return: true when the poller watches the ring (no doorbell is needed).
  */
 static bool sroce_sq_poll_start(struct sroce_qp *qp)
 {
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
-	int this_cpu = smp_processor_id();
+	int cpu;
 
 	lockdep_assert_held(&qp->req_lock);
 	if (req->polling)
-		return true;
+		return req->poll_watching;
 	if (!READ_ONCE(sq_poll_us) || qp->kernel || qp->dead)
 		return false;
 	if (req->poll_skip) {
 		req->poll_skip--;
 		return false;
 	}
-	if (atomic_inc_return(&sdev->sq_pollers) >= num_online_cpus()) {
-		atomic_dec(&sdev->sq_pollers);
-		return false;
-	}
-	if (req->poll_cpu == this_cpu || !cpu_online(req->poll_cpu))
-		req->poll_cpu = sroce_next_online_cpu(this_cpu);
+	if (atomic_inc_return(&sroce_sq_pollers) >= num_online_cpus())
+		goto full;
+	cpu = sroce_sq_poll_claim(qp, smp_processor_id());
+	if (cpu < 0)
+		goto full;
+	req->poll_cpu = cpu;
 	req->polling = true;
-	queue_work_on(req->poll_cpu, sroce_poll_wq, &qp->sq_poll_work);
-	return true;
+	WRITE_ONCE(req->poll_beat, local_clock());
+	hrtimer_start(&qp->poll_watchdog, ns_to_ktime(SROCE_SQ_POLL_WATCHDOG_NS),
+		      HRTIMER_MODE_REL_SOFT);
+	queue_work_on(cpu, sroce_poll_wq, &qp->sq_poll_work);
+	return false;
+full:
+	atomic_dec(&sroce_sq_pollers);
+	return false;
 }
 
-/* Context: req_lock held. */
-static void sroce_sq_poll_end(struct sroce_qp *qp, bool fruitful)
+/*
+ * End the poll session: its slot is free again. A session that took
+ * nothing backs off; one that took nothing or gave its CPU up moves on.
+ * Context: req_lock held.
+ */
+static void sroce_sq_poll_end(struct sroce_qp *qp, bool fruitful,
+			      bool yielded)
 {
 	struct sroce_req *req = &qp->req;
 
 	lockdep_assert_held(&qp->req_lock);
 	req->polling = false;
-	atomic_dec(&to_sdev(qp->ibqp.device)->sq_pollers);
-	if (fruitful) {
+	req->poll_watching = false;
+	per_cpu(sroce_sq_poll_owner, req->poll_cpu) = NULL;
+	atomic_dec(&sroce_sq_pollers);
+	/* Not hrtimer_cancel(): the watchdog takes req_lock. */
+	hrtimer_try_to_cancel(&qp->poll_watchdog);
+	if (fruitful)
 		req->poll_backoff = 0;
-	} else {
-		if (req->poll_backoff < SROCE_SQ_POLL_MAX_BACKOFF)
-			req->poll_backoff++;
-		/* Perhaps another CPU is idler. */
+	else if (req->poll_backoff < SROCE_SQ_POLL_MAX_BACKOFF)
+		req->poll_backoff++;
+	if (!fruitful || yielded)
 		req->poll_cpu = sroce_next_online_cpu(req->poll_cpu);
-	}
 	req->poll_skip = (1U << req->poll_backoff) - 1;
 }
 
@@ -267,9 +314,11 @@ static void sroce_sq_poll_end(struct sroce_qp *qp, bool fruitful)
  * @qp: the queue pair, in RTS
  *
  * Fetches the next posted WQE when req->next has none; with nothing
- * posted, asks for a doorbell (and fetches what arrived meanwhile).
+ * posted, starts a poll session or asks for a doorbell (and fetches what
+ * arrived meanwhile).
  * Context: req_lock held, BH disabled.
- * Return: false when nothing is posted (the doorbell is armed then).
+ * Return: false when nothing is posted (the doorbell is armed then, or a
+ * poller watches the ring).
  */
 bool sroce_sq_next_ready(struct sroce_qp *qp)
 {
@@ -303,14 +352,15 @@ void sroce_sq_progress_bh(struct sroce_qp *qp)
 }
 
 /*
- * Up to @passes passes of sroce_sq_kick(). Return: true if it stopped at
- * @passes with more to do (a signal hands the rest to req_work itself).
+ * Up to @passes passes of sroce_sq_kick(); with one pass, BH may be off
+ * already (the poller). Return: true if it stopped at @passes with more
+ * to do (a signal hands the rest to req_work itself).
  */
 static bool sroce_sq_kick_passes(struct sroce_qp *qp, int passes)
 {
 	bool more, loops;
 
-	do {
+	for (;;) {
 		if (signal_pending(current)) {
 			if (!qp->dead)
 				queue_work(sroce_data_wq, &qp->req_work);
@@ -329,10 +379,10 @@ static bool sroce_sq_kick_passes(struct sroce_qp *qp, int passes)
 		if (loops)
 			sroce_lo_drain(to_sdev(qp->ibqp.device));
 		local_bh_enable();
-		if (more)
-			cond_resched();
-	} while (more && --passes);
-	return more;
+		if (!more || !--passes)
+			return more;
+		cond_resched();
+	}
 }
 
 /**
@@ -394,19 +444,72 @@ void sroce_sq_work(struct work_struct *work)
  * a budget used up) goes to req_work, which ends in sroce_sq_next_ready().
  * Context: req_lock held.
  */
-static void sroce_sq_poll_stop(struct sroce_qp *qp, bool fruitful)
+static void sroce_sq_poll_stop(struct sroce_qp *qp, bool fruitful,
+			       bool yielded)
 {
 	struct sroce_req *req = &qp->req;
 
 	lockdep_assert_held(&qp->req_lock);
-	if (!req->polling)	/* sroce_sq_poll_cancel() */
+	if (!req->polling)	/* ended meanwhile, or another session */
 		return;
+	if (yielded)
+		sroce_qp_count(qp, SROCE_CNT_SQ_POLL_YIELD);
 	/* Out of RTS the flush arms the ring; RTS again kicks the QP. */
 	if (sroce_qp_state(qp) == IB_QPS_RTS && !qp->dead &&
 	    (req->next != req->fetched ||
 	     !sroce_ring_idle(&qp->sq, req->fetched)))
 		queue_work(sroce_data_wq, &qp->req_work);
-	sroce_sq_poll_end(qp, fruitful);
+	sroce_sq_poll_end(qp, fruitful, yielded);
+}
+
+/**
+ * sroce_sq_poll_watchdog() - end a session whose poller does not run.
+ * @timer: the queue pair's poll_watchdog
+ *
+ * The poller is queued on another CPU and may be kept from it (a
+ * real-time task, preemption mid-loop) while the ring, unarmed, collects
+ * posts nobody sends. Every SROCE_SQ_POLL_WATCHDOG_NS this checks that
+ * the poller looped since; if not, the session ends as a fruitless yield.
+ * Context: softirq (hrtimer).
+ * Return: HRTIMER_RESTART while the session goes on.
+ */
+enum hrtimer_restart sroce_sq_poll_watchdog(struct hrtimer *timer)
+{
+	struct sroce_qp *qp = container_of(timer, struct sroce_qp,
+					   poll_watchdog);
+	const ktime_t period = ns_to_ktime(SROCE_SQ_POLL_WATCHDOG_NS);
+	enum hrtimer_restart ret = HRTIMER_NORESTART;
+	u64 beat;
+
+	spin_lock(&qp->req_lock);
+	if (qp->req.polling) {
+		beat = READ_ONCE(qp->req.poll_beat);
+		if (beat != SROCE_SQ_POLL_IN_PASS &&
+		    local_clock() - beat > SROCE_SQ_POLL_WATCHDOG_NS) {
+			sroce_sq_poll_stop(qp, false, true);
+		} else {
+			hrtimer_forward_now(timer, period);
+			ret = HRTIMER_RESTART;
+		}
+	}
+	spin_unlock(&qp->req_lock);
+	return ret;
+}
+
+/* The poller has its CPU: take the ring over from the doorbell. */
+static bool sroce_sq_poll_watch(struct sroce_qp *qp)
+{
+	bool on;
+
+	spin_lock_bh(&qp->req_lock);
+	on = qp->req.polling && sroce_qp_state(qp) == IB_QPS_RTS;
+	if (on) {
+		qp->req.poll_watching = true;
+		/* Posts from now on are ours to see; earlier ones rang. */
+		sroce_ring_disarm(&qp->sq);
+	}
+	spin_unlock_bh(&qp->req_lock);
+	return on;
 }
 
 /**
@@ -423,36 +526,59 @@ void sroce_sq_poll_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp,
 					   sq_poll_work);
-	u64 limit_ns = (u64)READ_ONCE(sq_poll_us) * NSEC_PER_USEC;
-	bool more = false, fruitful = false, yield;
-	u64 last = local_clock();
+	u64 limit_ns = (u64)min(READ_ONCE(sq_poll_us), SROCE_SQ_POLL_MAX_US) *
+		       NSEC_PER_USEC;
+	bool more = false, fruitful = false, yield = false, watching = false;
+	bool took;
+	u64 now, last = local_clock();
 	u32 fetched;
 
 	for (;;) {
-		fetched = READ_ONCE(qp->req.fetched);
-		if (more || (READ_ONCE(qp->sq.hdr->prod) != fetched &&
-			     READ_ONCE(qp->req.next) == fetched)) {
-			more = sroce_sq_kick_passes(qp, 1);
-			if (READ_ONCE(qp->req.fetched) != fetched) {
-				sroce_qp_count(qp, SROCE_CNT_SQ_POLLED);
-				fruitful = true;
-				last = local_clock();
-			}
-		}
+		/*
+		 * First thing, even before the first look: posts found on a
+		 * CPU that another task wanted waited for the poller, and
+		 * would have fared better with a doorbell.
+		 */
 		yield = need_resched() || !single_task_running();
 		if (yield || !READ_ONCE(qp->req.polling) ||
 		    sroce_qp_state(qp) != IB_QPS_RTS)
 			break;
+		if (!watching) {
+			watching = sroce_sq_poll_watch(qp);
+			if (!watching)
+				break;
+		}
+		fetched = READ_ONCE(qp->req.fetched);
+		took = false;
+		if (more || (READ_ONCE(qp->sq.hdr->prod) != fetched &&
+			     READ_ONCE(qp->req.next) == fetched)) {
+			/* A pass may outlast the watchdog; it cannot stall. */
+			local_bh_disable();
+			WRITE_ONCE(qp->req.poll_beat, SROCE_SQ_POLL_IN_PASS);
+			more = sroce_sq_kick_passes(qp, 1);
+			WRITE_ONCE(qp->req.poll_beat, local_clock());
+			local_bh_enable();
+			took = READ_ONCE(qp->req.fetched) != fetched;
+			/* Posted but not taken: an RNR wait holds them. */
+			if (!took && !more)
+				break;
+			if (took) {
+				sroce_qp_count(qp, SROCE_CNT_SQ_POLLED);
+				fruitful = true;
+			}
+		}
+		now = local_clock();
+		WRITE_ONCE(qp->req.poll_beat, now);
+		if (took)
+			last = now;
 		if (!more && (READ_ONCE(qp->req.next) !=
 			      READ_ONCE(qp->req.fetched) ||
-			      local_clock() - last > limit_ns))
+			      now - last > limit_ns))
 			break;
 		cpu_relax();
 	}
-	if (yield)
-		sroce_qp_count(qp, SROCE_CNT_SQ_POLL_YIELD);
 	spin_lock_bh(&qp->req_lock);
-	sroce_sq_poll_stop(qp, fruitful);
+	sroce_sq_poll_stop(qp, fruitful, yield);
 	spin_unlock_bh(&qp->req_lock);
 }
 
@@ -466,8 +592,9 @@ void sroce_sq_poll_cancel(struct sroce_qp *qp)
 {
 	spin_lock_bh(&qp->req_lock);
 	if (qp->req.polling)
-		sroce_sq_poll_end(qp, true);
+		sroce_sq_poll_end(qp, true, false);
 	spin_unlock_bh(&qp->req_lock);
+	hrtimer_cancel(&qp->poll_watchdog);
 	cancel_work_sync(&qp->sq_poll_work);
 }
 
@@ -485,7 +612,7 @@ void sroce_sq_reset(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->req_lock);
 	/* An ACK may have started a poller after the quiesce; it ends here. */
 	if (req->polling)
-		sroce_sq_poll_end(qp, true);
+		sroce_sq_poll_end(qp, true, false);
 	req->head = sroce_ring_discard(&qp->sq);
 	req->fetched = req->head;
 	req->next = req->head;
