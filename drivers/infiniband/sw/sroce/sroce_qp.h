@@ -76,7 +76,9 @@ struct sroce_swqe_state {
  *	again: 2^@poll_backoff - 1 after a fruitless session
  * @poll_cpu: the CPU the poller runs on: kept while sessions save
  *	doorbells without yielding, else the next one online
- * @poll_beat: local_clock() of the poller's last loop, for poll_watchdog
+ * @poll_beat: local_clock() of the poller's last loop or pass start, for
+ *	poll_watchdog
+ * @poll_in_pass: the poller is in a pass (BH off), begun at @poll_beat
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
  * @st: per-slot state of the WQEs in @shadow
  */
@@ -119,6 +121,7 @@ struct sroce_req {
 	u16 poll_skip;
 	int poll_cpu;
 	u64 poll_beat;
+	bool poll_in_pass;
 	void *shadow;
 	struct sroce_swqe_state *st;
 };

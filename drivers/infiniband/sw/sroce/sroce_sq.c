@@ -211,8 +211,11 @@ MODULE_PARM_DESC(sq_poll_us, "Microseconds a user QP's drained send ring is poll
  * behind (MAX_SOFTIRQ_TIME, 2 ms).
  */
 #define SROCE_SQ_POLL_WATCHDOG_NS	(4 * NSEC_PER_MSEC)
-/* poll_beat while the poller is in a pass: running, with BH off. */
-#define SROCE_SQ_POLL_IN_PASS		U64_MAX
+/*
+ * A pass runs with BH off, so it is not preempted, except on PREEMPT_RT:
+ * one that lasts this long is taken for a stalled poller too.
+ */
+#define SROCE_SQ_POLL_PASS_MAX_NS	(50 * NSEC_PER_MSEC)
 
 /*
  * At most one poller per CPU, of any device, and one CPU always left
@@ -266,6 +269,13 @@ static bool sroce_sq_poll_start(struct sroce_qp *qp)
 		req->poll_skip--;
 		return false;
 	}
+	/*
+	 * A poller of an ended session still queued or running (kept from
+	 * its CPU, or not yet at its next check) would serve the new one
+	 * from its old CPU: one session per run of the work.
+	 */
+	if (work_busy(&qp->sq_poll_work))
+		return false;
 	if (atomic_inc_return(&sroce_sq_pollers) >= num_online_cpus())
 		goto full;
 	cpu = sroce_sq_poll_claim(qp, smp_processor_id());
@@ -274,6 +284,7 @@ static bool sroce_sq_poll_start(struct sroce_qp *qp)
 	req->poll_cpu = cpu;
 	req->polling = true;
 	WRITE_ONCE(req->poll_beat, local_clock());
+	WRITE_ONCE(req->poll_in_pass, false);
 	hrtimer_start(&qp->poll_watchdog, ns_to_ktime(SROCE_SQ_POLL_WATCHDOG_NS),
 		      HRTIMER_MODE_REL_SOFT);
 	queue_work_on(cpu, sroce_poll_wq, &qp->sq_poll_work);
@@ -296,7 +307,7 @@ static void sroce_sq_poll_end(struct sroce_qp *qp, bool fruitful,
 	lockdep_assert_held(&qp->req_lock);
 	req->polling = false;
 	req->poll_watching = false;
-	per_cpu(sroce_sq_poll_owner, req->poll_cpu) = NULL;
+	WRITE_ONCE(per_cpu(sroce_sq_poll_owner, req->poll_cpu), NULL);
 	atomic_dec(&sroce_sq_pollers);
 	/* Not hrtimer_cancel(): the watchdog takes req_lock. */
 	hrtimer_try_to_cancel(&qp->poll_watchdog);
@@ -479,19 +490,25 @@ enum hrtimer_restart sroce_sq_poll_watchdog(struct hrtimer *timer)
 					   poll_watchdog);
 	const ktime_t period = ns_to_ktime(SROCE_SQ_POLL_WATCHDOG_NS);
 	enum hrtimer_restart ret = HRTIMER_NORESTART;
-	u64 beat;
+	s64 quiet;
 
 	spin_lock(&qp->req_lock);
+	/* A new session started it again while this one waited for the lock. */
+	if (hrtimer_is_queued(timer))
+		goto out;
 	if (qp->req.polling) {
-		beat = READ_ONCE(qp->req.poll_beat);
-		if (beat != SROCE_SQ_POLL_IN_PASS &&
-		    local_clock() - beat > SROCE_SQ_POLL_WATCHDOG_NS) {
+		/* Signed: the beat may come from another CPU's clock. */
+		quiet = local_clock() - READ_ONCE(qp->req.poll_beat);
+		if (quiet > (READ_ONCE(qp->req.poll_in_pass) ?
+			     SROCE_SQ_POLL_PASS_MAX_NS :
+			     SROCE_SQ_POLL_WATCHDOG_NS)) {
 			sroce_sq_poll_stop(qp, false, true);
 		} else {
 			hrtimer_forward_now(timer, period);
 			ret = HRTIMER_RESTART;
 		}
 	}
+out:
 	spin_unlock(&qp->req_lock);
 	return ret;
 }
@@ -554,13 +571,15 @@ void sroce_sq_poll_work(struct work_struct *work)
 			     READ_ONCE(qp->req.next) == fetched)) {
 			/* A pass may outlast the watchdog; it cannot stall. */
 			local_bh_disable();
-			WRITE_ONCE(qp->req.poll_beat, SROCE_SQ_POLL_IN_PASS);
+			WRITE_ONCE(qp->req.poll_beat, local_clock());
+			WRITE_ONCE(qp->req.poll_in_pass, true);
 			more = sroce_sq_kick_passes(qp, 1);
+			WRITE_ONCE(qp->req.poll_in_pass, false);
 			WRITE_ONCE(qp->req.poll_beat, local_clock());
 			local_bh_enable();
 			took = READ_ONCE(qp->req.fetched) != fetched;
-			/* Posted but not taken: an RNR wait holds them. */
-			if (!took && !more)
+			/* The RNR timer, not the poller, sends them. */
+			if (!took && READ_ONCE(qp->req.rnr_wait))
 				break;
 			if (took) {
 				sroce_qp_count(qp, SROCE_CNT_SQ_POLLED);
