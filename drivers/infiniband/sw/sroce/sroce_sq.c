@@ -201,7 +201,7 @@ MODULE_PARM_DESC(sq_poll_us, "Microseconds a user QP's drained send ring is poll
 #define SROCE_SQ_POLL_MAX_US		10000
 
 /* A QP whose polls keep saving nothing tries once in 2^this drains. */
-#define SROCE_SQ_POLL_MAX_BACKOFF	10
+#define SROCE_SQ_POLL_MAX_BACKOFF	14
 /* Free poller slots sought past the one a QP last used. */
 #define SROCE_SQ_POLL_TRIES		4
 /*
