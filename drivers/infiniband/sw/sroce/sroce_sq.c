@@ -490,6 +490,7 @@ enum hrtimer_restart sroce_sq_poll_watchdog(struct hrtimer *timer)
 					   poll_watchdog);
 	const ktime_t period = ns_to_ktime(SROCE_SQ_POLL_WATCHDOG_NS);
 	enum hrtimer_restart ret = HRTIMER_NORESTART;
+	bool in_pass;
 	s64 quiet;
 
 	spin_lock(&qp->req_lock);
@@ -497,10 +498,12 @@ enum hrtimer_restart sroce_sq_poll_watchdog(struct hrtimer *timer)
 	if (hrtimer_is_queued(timer))
 		goto out;
 	if (qp->req.polling) {
+		in_pass = READ_ONCE(qp->req.poll_in_pass);
+		/* The flag first: a pass's end writes the beat before it. */
+		smp_rmb();
 		/* Signed: the beat may come from another CPU's clock. */
 		quiet = local_clock() - READ_ONCE(qp->req.poll_beat);
-		if (quiet > (READ_ONCE(qp->req.poll_in_pass) ?
-			     SROCE_SQ_POLL_PASS_MAX_NS :
+		if (quiet > (in_pass ? SROCE_SQ_POLL_PASS_MAX_NS :
 			     SROCE_SQ_POLL_WATCHDOG_NS)) {
 			sroce_sq_poll_stop(qp, false, true);
 		} else {
@@ -574,8 +577,10 @@ void sroce_sq_poll_work(struct work_struct *work)
 			WRITE_ONCE(qp->req.poll_beat, local_clock());
 			WRITE_ONCE(qp->req.poll_in_pass, true);
 			more = sroce_sq_kick_passes(qp, 1);
-			WRITE_ONCE(qp->req.poll_in_pass, false);
 			WRITE_ONCE(qp->req.poll_beat, local_clock());
+			/* The beat before the flag: the watchdog's smp_rmb(). */
+			smp_wmb();
+			WRITE_ONCE(qp->req.poll_in_pass, false);
 			local_bh_enable();
 			took = READ_ONCE(qp->req.fetched) != fetched;
 			/* The RNR timer, not the poller, sends them. */
