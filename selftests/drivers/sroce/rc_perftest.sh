@@ -6,7 +6,10 @@
 # sides and print its results. Between two QPs of one device on a veth,
 # and between two devices on a veth pair whose far end is in another
 # netns (the server runs there, the client here; the tools' TCP handshake
-# goes over the veth).
+# goes over the veth). Then end-to-end credits on loopback: a sender
+# with more sends in flight than the receiver has receives posted waits
+# for the ACKs' credits instead of drawing RNR NAKs and resends, and an
+# SRQ, which gives no credits, does not hold it back.
 #
 # SR_RC_LINK_TYPE=rxe runs the loopback case over rdma_rxe instead, to
 # compare; the netns case needs sroce (rxe listens in init_net only).
@@ -109,6 +112,36 @@ if g=$(sr_gid_index "$LDEV" "$L4"); then
 	all loopback "" "$LDEV" "$g" "$LDEV" "$g" "$L4"
 else
 	sr_fail "loopback: no GID for $L4"
+fi
+
+# ------------------------------------------------ end-to-end credits
+# A receiver with 4 receives posted against a sender with 128 sends in
+# flight. The ACKs' credit counts (IBA 9.7.7.2) hold the sender back:
+# at most one send goes past them, to probe, so no packet arrives behind
+# an RNR NAK (64-byte sends are one packet each), and the sender counts
+# its waits. An SRQ gives no count: nothing holds the sender then, but
+# the wait for the first ACK.
+cnt() { sr_counter "$LDEV" "$1" || echo -1; }
+# credit_run LABEL ARGS...: ib_send_bw with ARGS; sets d_wait, d_oos, d_rnr.
+credit_run() {
+	local label=$1 w0 o0 r0
+	shift
+	w0=$(cnt credit_wait); o0=$(cnt rx_out_of_sequence); r0=$(cnt rnr_nak_sent)
+	pt "$label" "" "$LDEV" "$g" "$LDEV" "$g" "$L4" ib_send_bw "$@"
+	d_wait=$(( $(cnt credit_wait) - w0 ))
+	d_oos=$(( $(cnt rx_out_of_sequence) - o0 ))
+	d_rnr=$(( $(cnt rnr_nak_sent) - r0 ))
+	sr_log "$label: credit waits $d_wait, out of sequence $d_oos, RNR NAKs $d_rnr"
+}
+if [ "$TYPE" = sroce ] && [ -n "${g:-}" ]; then
+	ITERS=2000
+	credit_run credits -s 64 -r 4
+	sr_check "credits: the sender waited for credits" test "$d_wait" -gt 0
+	sr_check "credits: nothing arrived behind an RNR NAK" test "$d_oos" = 0
+	credit_run srq -s 64 -r 4 --use-srq
+	sr_check "srq: no credit count, no wait past the first ACK" \
+		test "$d_wait" -le 1
+	ITERS=200
 fi
 
 # ------------------------------------------------ across a netns

@@ -28,6 +28,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_READ_GAP_REASK].name = "read_gap_reask",
 	[SROCE_CNT_RNR_NAK_RCVD].name = "rnr_nak_received",
 	[SROCE_CNT_RNR_NAK_SENT].name = "rnr_nak_sent",
+	[SROCE_CNT_CREDIT_WAIT].name = "credit_wait",
 	[SROCE_CNT_NAK_SENT].name = "nak_sent",
 	[SROCE_CNT_CQ_OVERFLOW].name = "cq_overflow",
 	[SROCE_CNT_BAD_WQE].name = "bad_wqe",

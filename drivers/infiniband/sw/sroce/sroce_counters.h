@@ -37,6 +37,8 @@
  *	in the middle of later ones, without waiting for the timer
  * @SROCE_CNT_RNR_NAK_RCVD: RNR NAKs received
  * @SROCE_CNT_RNR_NAK_SENT: RNR NAKs sent (no receive WQE posted)
+ * @SROCE_CNT_CREDIT_WAIT: times a requester held a message back until the
+ *	responder's ACKs promised a receive WQE for it (end-to-end credits)
  * @SROCE_CNT_NAK_SENT: error NAKs sent (access, request, operation)
  * @SROCE_CNT_CQ_OVERFLOW: completions lost to a full completion queue
  * @SROCE_CNT_BAD_WQE: work queue entries or indices refused from user space
@@ -100,6 +102,7 @@ enum sroce_counter {
 	SROCE_CNT_READ_GAP_REASK,
 	SROCE_CNT_RNR_NAK_RCVD,
 	SROCE_CNT_RNR_NAK_SENT,
+	SROCE_CNT_CREDIT_WAIT,
 	SROCE_CNT_NAK_SENT,
 	SROCE_CNT_CQ_OVERFLOW,
 	SROCE_CNT_BAD_WQE,

@@ -112,8 +112,16 @@ static_assert(sizeof(struct sroce_atmeth) == SROCE_ATMETH_BYTES);
 #define SROCE_AETH_ACK		0x00
 #define SROCE_AETH_RNR_NAK	0x20
 #define SROCE_AETH_NAK		0x60
-/* No end-to-end credits: sroce never limits requesters by credit. */
-#define SROCE_AETH_CREDIT_NONE	0x1f
+/*
+ * An ACK's credit code (IBA 9.7.7.2): how many receive WQEs the responder
+ * has posted, in steps that grow by half (sroce_aeth_credits()). This one
+ * gives no count, and lifts the requester's limit: a QP whose receives
+ * come from an SRQ answers with it.
+ */
+#define SROCE_AETH_CREDIT_INVALID	0x1f
+
+u32 sroce_aeth_credits(u8 code);
+u8 sroce_aeth_credit_code(u32 posted);
 
 enum sroce_nak_code {
 	SROCE_NAK_PSN_SEQ = 0,

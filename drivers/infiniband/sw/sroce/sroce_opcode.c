@@ -3,7 +3,8 @@
  * The wire opcodes sroce accepts, one table row each (IBA 9.2.1, 9.3 and
  * annex A17): which headers follow the BTH and whether payload may follow.
  * The receive path looks an opcode up here instead of switching on it, so
- * every opcode not in the table is rejected in one place.
+ * every opcode not in the table is rejected in one place. Also the AETH's
+ * credit codes, which both ends of a connection read the same way.
  */
 #include "sroce.h"
 #include "sroce_hdr.h"
@@ -78,3 +79,27 @@ const struct sroce_opcode_info sroce_opcodes[256] = {
 	/* CNP: BTH and 16 reserved bytes, IBA A17.9.3. */
 	[SROCE_OPCODE_CNP] = { .name = "CNP", .hdr_len = BTH + 16 },
 };
+
+/* IBA table 45: credit code to receive WQEs; 0x1f gives no count. */
+static const u16 sroce_credit_steps[SROCE_AETH_CREDIT_INVALID] = {
+	0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256,
+	384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+	16384, 24576, 32768,
+};
+
+/* The receive WQEs a credit code promises; none for the invalid code. */
+u32 sroce_aeth_credits(u8 code)
+{
+	code &= SROCE_AETH_VAL_MASK;
+	return code < SROCE_AETH_CREDIT_INVALID ? sroce_credit_steps[code] : 0;
+}
+
+/* The largest credit code that does not promise more than @posted WQEs. */
+u8 sroce_aeth_credit_code(u32 posted)
+{
+	u8 code = SROCE_AETH_CREDIT_INVALID - 1;
+
+	while (sroce_credit_steps[code] > posted)
+		code--;
+	return code;
+}

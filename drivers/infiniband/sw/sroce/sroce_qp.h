@@ -66,6 +66,12 @@ struct sroce_swqe_state {
  *	@held_psn + i (bit 0 is never set)
  * @held_wqe: the read @read_held belongs to, while it is the head
  * @held_psn: the response it awaited when @read_held was last changed
+ * @ssn: messages started (the SSN of the last one), for credits
+ * @lsn: limit sequence number (IBA 9.7.7.2): the last message the
+ *	responder's credits cover; one more may go, to probe
+ * @credit_unlimited: the responder gave no credit count (an SRQ, rdma_rxe):
+ *	@lsn no longer holds anything back
+ * @credit_wait: held back by @lsn since it last moved (counted once)
  * @polling: a poll session is on: sq_poll_work is queued or runs, and
  *	owns @poll_cpu's poller slot
  * @poll_watching: the poller runs, on a CPU it has to itself, and watches
@@ -115,6 +121,10 @@ struct sroce_req {
 	u64 read_held;
 	u32 held_wqe;
 	u32 held_psn;
+	u32 ssn;
+	u32 lsn;
+	bool credit_unlimited;
+	bool credit_wait;
 	bool polling;
 	bool poll_watching;
 	u8 poll_backoff;

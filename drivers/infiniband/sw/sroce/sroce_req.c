@@ -126,10 +126,79 @@ static u8 sroce_req_opcode(u8 transport, u32 op, bool first, bool last)
 }
 
 /*
+ * End-to-end credits (IBA 9.7.7.2). Each ACK of a responder without an
+ * SRQ tells how many receive WQEs it has posted beyond the messages it
+ * completed; the last message they cover is the LSN. A message that takes
+ * a receive WQE starts only up to one past the LSN: that one probes (an
+ * RNR NAK at worst), the rest would only be refused and sent again, and
+ * all the packets behind them dropped. Messages that take none (writes,
+ * reads, atomics) move the limit on by one each. A responder that gives
+ * no count lifts the limit for good.
+ */
+static bool sroce_op_takes_recv(u32 op)
+{
+	return op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
+	       op == IB_UVERBS_WR_SEND_WITH_INV ||
+	       op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/* May the WQE at @idx start, as far as credits go? */
+static bool sroce_req_credit_ok(struct sroce_qp *qp, u32 idx)
+{
+	const struct sroce_req *req = &qp->req;
+
+	/* Started already: resent on the credit it had. */
+	if (idx != req->started || req->credit_unlimited ||
+	    qp->ibqp.qp_type != IB_QPT_RC)
+		return true;
+	return !sroce_op_takes_recv(sroce_swqe(qp, idx)->opcode) ||
+	       sroce_psn_cmp(req->ssn + 1, req->lsn + 1) <= 0;
+}
+
+/* The WQE at req->next starts: it is the next message. */
+static void sroce_req_credit_take(struct sroce_qp *qp, u32 op)
+{
+	struct sroce_req *req = &qp->req;
+
+	req->ssn = (req->ssn + 1) & SROCE_AETH_MSN_MASK;
+	if (!sroce_op_takes_recv(op))
+		req->lsn = (req->lsn + 1) & SROCE_AETH_MSN_MASK;
+}
+
+/**
+ * sroce_req_credit_update() - take the credit count of an ACK.
+ * @qp: RC queue pair
+ * @aeth: the AETH of an ACK, a read response or an atomic ACK, host order
+ *
+ * Context: req_lock held.
+ */
+void sroce_req_credit_update(struct sroce_qp *qp, u32 aeth)
+{
+	struct sroce_req *req = &qp->req;
+	u8 code = (aeth >> SROCE_AETH_SYN_SHIFT) & SROCE_AETH_VAL_MASK;
+	u32 lsn;
+
+	lockdep_assert_held(&qp->req_lock);
+	if (req->credit_unlimited)
+		return;
+	if (code == SROCE_AETH_CREDIT_INVALID) {
+		req->credit_unlimited = true;
+		req->credit_wait = false;
+		return;
+	}
+	lsn = (aeth + sroce_aeth_credits(code)) & SROCE_AETH_MSN_MASK;
+	if (sroce_psn_cmp(lsn, req->lsn) > 0) {
+		req->lsn = lsn;
+		req->credit_wait = false;
+	}
+}
+
+/*
  * Will a packet follow the last one of the message at req->next at once?
  * Not when nothing more is posted, nor when the next WQE is a local
  * operation (REG_MR, LOCAL_INV, BIND_MW: what FRWR users such as NFS over
- * RDMA post between their sends), which sends nothing. Then the last
+ * RDMA post between their sends), which sends nothing, nor when it waits
+ * for credits, which only an ACK brings. Then the last
  * packet must ask for an ACK: nothing else would before the retransmission
  * timer. Fetches the next WQE to look at it.
  * Context: req_lock held.
@@ -143,7 +212,8 @@ static bool sroce_req_more_to_send(struct sroce_qp *qp)
 		return false;
 	/* A WQE that failed its checks sends nothing either. */
 	return sroce_sst(qp, req->next + 1)->status == IB_WC_SUCCESS &&
-	       !sroce_op_is_local(sroce_swqe(qp, req->next + 1)->opcode);
+	       !sroce_op_is_local(sroce_swqe(qp, req->next + 1)->opcode) &&
+	       sroce_req_credit_ok(qp, req->next + 1);
 }
 
 /*
@@ -354,8 +424,9 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_send_wqe *w,
 }
 
 /*
- * May the WQE @w at req->next start or go on, as far as the window, the
- * read/atomic limit and fences go (not the pacer, nor the queues below)?
+ * May the WQE @w at req->next start or go on, as far as the window,
+ * credits, the read/atomic limit and fences go (not the pacer, nor the
+ * queues below)?
  */
 static bool sroce_req_window_open(struct sroce_qp *qp,
 				  const struct sroce_send_wqe *w)
@@ -365,6 +436,13 @@ static bool sroce_req_window_open(struct sroce_qp *qp,
 
 	if (sroce_psn_cmp(req->psn, req->una + SROCE_TX_WINDOW) >= 0)
 		return false;
+	if (!sroce_req_credit_ok(qp, req->next)) {
+		if (!req->credit_wait) {
+			req->credit_wait = true;
+			sroce_qp_count(qp, SROCE_CNT_CREDIT_WAIT);
+		}
+		return false;
+	}
 	if (req->off == 0 && sroce_op_is_rdatomic(w->opcode) &&
 	    req->rd_pending >= max_rd)
 		return false;
@@ -431,6 +509,7 @@ bool sroce_req_progress(struct sroce_qp *qp, int budget)
 		if (req->off == 0 && req->next == req->started) {
 			st->first_psn = req->psn;
 			req->started++;
+			sroce_req_credit_take(qp, w->opcode);
 		}
 		err = sroce_req_send_packet(qp);
 		if (err == -ENOMEM)
@@ -484,4 +563,9 @@ void sroce_req_init(struct sroce_qp *qp)
 	req->srtt_ns = 0;
 	req->rtt_start_ns = 0;
 	req->high_psn = req->psn;
+	/* Until the first ACK, one message may go (IBA 9.7.7.2). */
+	req->ssn = 0;
+	req->lsn = 0;
+	req->credit_unlimited = false;
+	req->credit_wait = false;
 }

@@ -17,9 +17,27 @@
 #include "sroce_hdr.h"
 #include "sroce_trace.h"
 
-/* An AETH with @syn and the responder's current MSN. */
+/*
+ * The credit code of an ACK (IBA 9.7.7.2): the receive WQEs posted and not
+ * yet taken, as they are when the ACK leaves. None from an SRQ's QP: the
+ * SRQ's WQEs are not its own to promise.
+ */
+static u8 sroce_resp_credit_code(struct sroce_qp *qp)
+{
+	int posted;
+
+	if (qp->ibqp.srq)
+		return SROCE_AETH_CREDIT_INVALID;
+	posted = sroce_ring_avail(&qp->rq, READ_ONCE(qp->resp.rq_cons),
+				  READ_ONCE(qp->resp.rq_cons));
+	return sroce_aeth_credit_code(max(posted, 0));
+}
+
+/* An AETH with @syn (an ACK's: with its credit code) and the current MSN. */
 static __be32 sroce_resp_aeth_value(struct sroce_qp *qp, u8 syn)
 {
+	if ((syn & SROCE_AETH_KIND_MASK) == SROCE_AETH_ACK)
+		syn = SROCE_AETH_ACK | sroce_resp_credit_code(qp);
 	return cpu_to_be32((u32)syn << SROCE_AETH_SYN_SHIFT |
 			   (qp->resp.msn & SROCE_AETH_MSN_MASK));
 }
@@ -63,7 +81,7 @@ static void sroce_resp_aeth(struct sroce_qp *qp, u8 syn, u32 psn)
 
 static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
 {
-	sroce_resp_aeth(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_NONE, psn);
+	sroce_resp_aeth(qp, SROCE_AETH_ACK, psn);
 }
 
 /*
@@ -439,8 +457,7 @@ again:
 		}
 	}
 	if (ext_len) {
-		aeth = sroce_resp_aeth_value(qp, SROCE_AETH_ACK |
-						     SROCE_AETH_CREDIT_NONE);
+		aeth = sroce_resp_aeth_value(qp, SROCE_AETH_ACK);
 		memcpy(ext, &aeth, sizeof(aeth));
 	}
 	if (r->kind == SROCE_REPLY_ATOMIC) {
