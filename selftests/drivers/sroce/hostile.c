@@ -493,20 +493,25 @@ static int async_events(struct _test_data_hostile *self,
 /*
  * The send producer index moved back behind WQEs the kernel has already
  * taken (into [head, fetched)): the kernel must refuse it, not take that
- * many WQEs again around the ring. Both SENDs are sent and unanswered (the
- * peer is in error, the timer seconds away), so the doorbell makes the
- * kernel fetch at once.
+ * many WQEs again around the ring. Both WRITEs are sent and unanswered
+ * (the peer is in error, the timer seconds away), so the doorbell makes
+ * the kernel fetch at once. WRITEs, not SENDs: a second SEND would wait
+ * for the credits of an ACK that never comes, fetched but not sent, and
+ * the kernel would have no reason to look at the index again.
  */
 TEST_F(hostile, send_producer_moved_back)
 {
 	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
 	struct ibv_sge ss = { (uintptr_t)region(self), 64, self->mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &ss, .num_sge = 1,
-				  .opcode = IBV_WR_SEND,
+				  .opcode = IBV_WR_RDMA_WRITE,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
 	long long bad_wqe = sroce_counter(self->d.ibdev, "bad_wqe");
 	struct sroce_qp *q;
 	int i;
+
+	wr.wr.rdma.remote_addr = ss.addr;
+	wr.wr.rdma.rkey = self->mr->rkey;
 
 	self->timeout = 20;	/* 4 s */
 	ASSERT_EQ(0, new_pair(self));

@@ -76,9 +76,13 @@ expect() {
 
 state_is() { [ "$(tgt state "$1")" = "state $1 $2" ]; }
 
-READ_RESP_ONLY=0x10 ACK=0x11 WRITE_ONLY=0x0a FLUSH=0x1c
+READ_RESP_ONLY=0x10 ACK=0x11 WRITE_ONLY=0x0a FLUSH=0x1c SEND_ONLY=0x04
 NAK_INV=0x61 NAK_ACCESS=0x62
 QPS_RTS=3 QPS_ERR=6
+# The syndrome of an ACK, read response or atomic ACK from a target QP:
+# a credit count (IBA 9.7.7.2) for its 32 receives posted, then for 31
+# (rounded down to 24).
+CR32=0x0a CR31=0x09
 
 if [ $HAVE_FLUSH = 1 ]; then
 	new_qp $((RW | RR | FLUSH_G)) $((LW | RW | RR | FLUSH_G)) ||
@@ -87,13 +91,13 @@ if [ $HAVE_FLUSH = 1 ]; then
 	got=$(send "$QPN" 0 $WRITE_ONLY "$(reth "$VA" "$RKEY" 64)" 64)
 	sr_check "WRITE_ONLY acknowledged" test "${got%% *}" = $ACK
 	expect "FLUSH of a range: empty read response" \
-		"$READ_RESP_ONLY 1 0x1f 0" "$QPN" 1 $FLUSH \
+		"$READ_RESP_ONLY 1 $CR32 0" "$QPN" 1 $FLUSH \
 		"$(feth 1 0)$(reth "$VA" "$RKEY" 64)" 0
 	expect "FLUSH of the whole region: empty read response" \
-		"$READ_RESP_ONLY 2 0x1f 0" "$QPN" 2 $FLUSH \
+		"$READ_RESP_ONLY 2 $CR32 0" "$QPN" 2 $FLUSH \
 		"$(feth 1 1)$(reth 0 "$RKEY" 0)" 0
 	expect "duplicate FLUSH answered again" \
-		"$READ_RESP_ONLY 1 0x1f 0" "$QPN" 1 $FLUSH \
+		"$READ_RESP_ONLY 1 $CR32 0" "$QPN" 1 $FLUSH \
 		"$(feth 1 0)$(reth "$VA" "$RKEY" 64)" 0
 	want=$(python3 -c 'print(bytes(range(64)).hex())')
 	sr_check "written data in the region" \
@@ -139,10 +143,10 @@ READ_RESP_FIRST=0x0d UC_SEND_ONLY=0x24 UC_WRITE_ONLY=0x2a
 new_qp $((RW | RR | ATOMIC)) $((LW | RW | RR | ATOMIC)) ||
 	sr_fail "a QP for the duplicate checks"
 got=$(send "$QPN" 0 $WRITE_ONLY "$(reth "$VA" "$RKEY" 64)" 64)
-sr_check "WRITE_ONLY at PSN 0 acknowledged" test "${got% *}" = "$ACK 0 0x1f"
-expect "READ at PSN 1 answered" "$READ_RESP_ONLY 1 0x1f 64" \
+sr_check "WRITE_ONLY at PSN 0 acknowledged" test "${got% *}" = "$ACK 0 $CR32"
+expect "READ at PSN 1 answered" "$READ_RESP_ONLY 1 $CR32 64" \
 	"$QPN" 1 $READ "$(reth "$VA" "$RKEY" 64)" 0
-expect "FETCH_ADD at PSN 2 answered" "$ATOMIC_ACK 2 0x1f 0" \
+expect "FETCH_ADD at PSN 2 answered" "$ATOMIC_ACK 2 $CR32 0" \
 	"$QPN" 2 $FADD "$(atmeth $((VA + 64)) "$RKEY" 5 0)" 0
 unmatched0=$(sr_counter "$DEV" rx_drop_unmatched_duplicate)
 WAIT=1
@@ -163,19 +167,22 @@ unmatched1=$(sr_counter "$DEV" rx_drop_unmatched_duplicate)
 sr_check "six unmatched duplicates counted" \
 	test $((unmatched1 - unmatched0)) = 6
 sr_check "QP still in RTS after the forgeries" state_is "$IDX" $QPS_RTS
-expect "true duplicate READ answered again" "$READ_RESP_ONLY 1 0x1f 64" \
+expect "true duplicate READ answered again" "$READ_RESP_ONLY 1 $CR32 64" \
 	"$QPN" 1 $READ "$(reth "$VA" "$RKEY" 64)" 0
-expect "true duplicate FETCH_ADD answered again" "$ATOMIC_ACK 2 0x1f 0" \
+expect "true duplicate FETCH_ADD answered again" "$ATOMIC_ACK 2 $CR32 0" \
 	"$QPN" 2 $FADD "$(atmeth $((VA + 64)) "$RKEY" 5 0)" 0
 sr_check "the FETCH_ADD was done once" \
 	test "$(tgt mem "$IDX" 64 8)" = "mem $IDX 0500000000000000"
-expect "READ of two packets at PSN 3" "$READ_RESP_FIRST 3 0x1f 1024" \
+expect "READ of two packets at PSN 3" "$READ_RESP_FIRST 3 $CR32 1024" \
 	"$QPN" 3 $READ "$(reth "$VA" "$RKEY" 2048)" 0
-expect "its second half asked again from PSN 4" "$READ_RESP_ONLY 4 0x1f 1024" \
+expect "its second half asked again from PSN 4" "$READ_RESP_ONLY 4 $CR32 1024" \
 	"$QPN" 4 $READ "$(reth $((VA + 1024)) "$RKEY" 1024)" 0
 got=$(send "$QPN" 5 $WRITE_ONLY "$(reth $((VA + 128)) "$RKEY" 64)" 64)
 sr_check "the next request (PSN 5) acknowledged" \
-	test "${got% *}" = "$ACK 5 0x1f"
+	test "${got% *}" = "$ACK 5 $CR32"
+got=$(send "$QPN" 6 $SEND_ONLY "" 64)
+sr_check "a SEND (PSN 6) takes a receive: one credit fewer" \
+	test "${got% *}" = "$ACK 6 $CR31"
 sr_check "QP in RTS at the end" state_is "$IDX" $QPS_RTS
 
 # UC: no answers to wait for.

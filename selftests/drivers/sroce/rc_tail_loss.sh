@@ -179,12 +179,15 @@ sr_check "probe on: no needless probes" \
 # 2026-11-28) 44 drops, 42 probes, 3 NAKs, 3 duplicates, where exactly
 # which resend found three packets there is not known. A probe that
 # resent the whole message would show two duplicates for each loss it
-# filled, about 88.
+# filled, about 88. Slack of two, as for needless probes above: one
+# resend may fill two losses of one message (a NAK's go-back), so a
+# probe of a tail that was only slow hides among the counts (6.12,
+# 2026-11-28: 44 drops, 43 probes, 1 NAK, 1 duplicate).
 resends=$(( $(grew tlp_probe) + $(grew seq_nak_received) ))
 beyond=$(( resends > DROPPED ? resends - DROPPED : 0 ))
 dups=$(grew rx_duplicate_request)
 sr_check "probe on: probes resent the last packet only ($dups duplicates, $beyond resends beyond the losses)" \
-	test "$dups" -le $((3 * beyond))
+	test "$dups" -le $((3 * beyond + 2))
 
 # While a queue pair lives: its round-trip time as rdma resource shows it.
 droppers
