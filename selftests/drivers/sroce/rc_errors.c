@@ -300,6 +300,46 @@ TEST_F_TIMEOUT(rc, rnr_retry_recovers, T_SECS)
 }
 
 /*
+ * End-to-end credits across a READ: with one receive posted, SEND, READ,
+ * SEND. The second SEND waits for credits (sroce), or draws RNR NAKs,
+ * until the second receive comes; the READ between them must neither be
+ * held back nor leave the limit stuck (its response's MSN counts it).
+ */
+TEST_F_TIMEOUT(rc, credits_across_a_read, T_SECS)
+{
+	struct ibv_sge r0 = sge(B_, DST, 64), r1 = sge(B_, DST + 8192, 64);
+	struct ibv_sge s0 = sge(A_, 0, 64), s1 = sge(A_, 64, 64);
+	struct ibv_sge rd = sge(A_, DST + 4096, 256);
+
+	ASSERT_EQ(0, post_recv(P_->qp[1], 0x51, &r0, 1));
+	ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_SEND, 0x61, &s0, 1, 0, 0, 0));
+	ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_RDMA_READ, 0x62, &rd, 1,
+			     raddr(B_, 8192), B_->mr->rkey, 0));
+	ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_SEND, 0x63, &s1, 1, 0, 0, 0));
+	check_wc(_metadata, "first SEND", P_->cq[0],
+		 WANT(.wr_id = 0x61, .opcode = IBV_WC_SEND, .qp_num = QPN(P_, 0)));
+	check_wc(_metadata, "READ behind it", P_->cq[0],
+		 WANT(.wr_id = 0x62, .opcode = IBV_WC_RDMA_READ,
+		      .qp_num = QPN(P_, 0)));
+	usleep(200000);
+	check_no_wc(_metadata, "second SEND, no receive for it", P_->cq[0]);
+	ASSERT_EQ(0, post_recv(P_->qp[1], 0x52, &r1, 1));
+	check_wc(_metadata, "second SEND once a receive came", P_->cq[0],
+		 WANT(.wr_id = 0x63, .opcode = IBV_WC_SEND, .qp_num = QPN(P_, 0)));
+	check_wc(_metadata, "first receive", P_->cq[1],
+		 WANT(.wr_id = 0x51, .opcode = IBV_WC_RECV, .qp_num = QPN(P_, 1),
+		      .check_len = true, .byte_len = 64));
+	check_wc(_metadata, "second receive", P_->cq[1],
+		 WANT(.wr_id = 0x52, .opcode = IBV_WC_RECV, .qp_num = QPN(P_, 1),
+		      .check_len = true, .byte_len = 64));
+	check_landed(_metadata, "READ", A_->buf + DST + 4096, B_->buf + 8192,
+		     256);
+	check_landed(_metadata, "second SEND", B_->buf + DST + 8192,
+		     A_->buf + 64, 64);
+	EXPECT_EQ(IBV_QPS_RTS, sroce_qp_state(P_->qp[0]));
+}
+
+/*
  * WRITE with immediate meeting an empty receive queue is flow control
  * too: an RNR NAK, then the retried WRITE succeeds. Once as one packet
  * (WRITE_ONLY_IMM) and once as several (the RNR comes at WRITE_LAST_IMM).

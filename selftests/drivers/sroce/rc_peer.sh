@@ -57,7 +57,7 @@ send() {
 	local out
 	out=$(ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" \
 		--qpn "$1" --psn "$2" --opcode "$3" --ext "$4" --payload "$5" \
-		--ackreq 1 --reply "$WAIT")
+		--ackreq 1 --reply "$WAIT" ${MSN:+--msn})
 	echo "${out#reply }"
 }
 
@@ -183,6 +183,13 @@ sr_check "the next request (PSN 5) acknowledged" \
 got=$(send "$QPN" 6 $SEND_ONLY "" 64)
 sr_check "a SEND (PSN 6) takes a receive: one credit fewer" \
 	test "${got% *}" = "$ACK 6 $CR31"
+# The MSN that credits count from (LSN = MSN + credits) includes the
+# request answered: here the seventh message (PSN 4 asked again part of
+# the READ at PSN 3).
+MSN=1
+expect "a READ's response (PSN 7) counts it in its MSN" \
+	"$READ_RESP_ONLY 7 $CR31 64 7" "$QPN" 7 $READ "$(reth "$VA" "$RKEY" 64)" 0
+MSN=
 sr_check "QP in RTS at the end" state_is "$IDX" $QPS_RTS
 
 # UC: no answers to wait for.

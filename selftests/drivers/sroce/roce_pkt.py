@@ -14,7 +14,7 @@ frames pays for starting Python once.
 With --reply SECS it also plays the requester's part: it listens on UDP
 port 4791 (the netns it runs in has no RoCE device of its own) and prints
 the first answer as "reply OPCODE PSN SYNDROME PAYLOAD_LEN", or
-"reply none".
+"reply none"; with --msn, an answer with an AETH also gives its MSN last.
 
 The ICRC is computed here independently of sroce (IBA A17.3.3: CRC32 over
 eight 0xff bytes, then the IP, UDP and BTH headers with their variant
@@ -102,14 +102,17 @@ def build(a):
     return pkt, v6
 
 
-def parse_reply(data):
-    """OPCODE PSN SYNDROME PAYLOAD_LEN of a RoCEv2 UDP payload."""
+def parse_reply(data, msn=False):
+    """OPCODE PSN SYNDROME PAYLOAD_LEN [MSN] of a RoCEv2 UDP payload."""
     opcode, flags = data[0], data[1]
     psn = struct.unpack("!I", data[8:12])[0] & 0xffffff
     has_aeth = opcode in (0x0d, 0x0f, 0x10, 0x11, 0x12)
     syn = data[12] if has_aeth else -1
     plen = len(data) - 12 - EXT_LEN.get(opcode, 0) - 4 - ((flags >> 4) & 3)
-    return f"0x{opcode:02x} {psn} 0x{syn & 0xff:02x} {plen}"
+    out = f"0x{opcode:02x} {psn} 0x{syn & 0xff:02x} {plen}"
+    if msn and has_aeth:
+        out += f" {struct.unpack('!I', data[12:16])[0] & 0xffffff}"
+    return out
 
 
 def parser():
@@ -129,6 +132,8 @@ def parser():
     p.add_argument("--ext", help="extension header bytes, in hex")
     p.add_argument("--reply", type=float, metavar="SECS",
                    help="wait this long for an answer and print it")
+    p.add_argument("--msn", action="store_true",
+                   help="with --reply: print the answer's MSN too")
     p.add_argument("--tver", type=int, default=0)
     p.add_argument("--se", type=int, default=0)
     p.add_argument("--ackreq", type=int, default=0)
@@ -176,7 +181,7 @@ def send_on(s, a, src_mac, dst_mac):
             s.send(eth + pkt)
     if a.reply is not None:
         try:
-            print("reply", parse_reply(r.recv(65536)))
+            print("reply", parse_reply(r.recv(65536), a.msn))
         except socket.timeout:
             print("reply none")
         r.close()

@@ -114,7 +114,8 @@ static_assert(sizeof(struct sroce_atmeth) == SROCE_ATMETH_BYTES);
 #define SROCE_AETH_NAK		0x60
 /*
  * An ACK's credit code (IBA 9.7.7.2): how many receive WQEs the responder
- * has posted, in steps that grow by half (sroce_aeth_credits()). This one
+ * has posted and not yet taken, beyond the message its MSN counts, in
+ * steps that grow by half (sroce_aeth_credits()). This one
  * gives no count, and lifts the requester's limit: a QP whose receives
  * come from an SRQ answers with it.
  */

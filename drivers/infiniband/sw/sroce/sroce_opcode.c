@@ -80,7 +80,7 @@ const struct sroce_opcode_info sroce_opcodes[256] = {
 	[SROCE_OPCODE_CNP] = { .name = "CNP", .hdr_len = BTH + 16 },
 };
 
-/* IBA table 45: credit code to receive WQEs; 0x1f gives no count. */
+/* IBA 9.7.7.2: credit code to receive WQEs; 0x1f gives no count. */
 static const u16 sroce_credit_steps[SROCE_AETH_CREDIT_INVALID] = {
 	0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256,
 	384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,

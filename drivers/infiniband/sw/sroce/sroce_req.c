@@ -8,7 +8,8 @@
  *
  * ACKs are requested only where they matter: on a message's last packet
  * when it is signaled, or when no packet follows at once (nothing more is
- * posted, or a local operation is next), every SROCE_ACKREQ_EVERY packets
+ * posted, a local operation is next, or the next waits for end-to-end
+ * credits, which only an ACK brings), every SROCE_ACKREQ_EVERY packets
  * to keep the window moving, and more often when congestion control
  * paces the queue pair so slowly that those would come too late. One ACK
  * completes everything before it.
@@ -436,7 +437,12 @@ static bool sroce_req_window_open(struct sroce_qp *qp,
 
 	if (sroce_psn_cmp(req->psn, req->una + SROCE_TX_WINDOW) >= 0)
 		return false;
-	if (!sroce_req_credit_ok(qp, req->next)) {
+	/*
+	 * With nothing unacknowledged, no ACK is coming to move the limit: a
+	 * peer whose MSN or credits undercount would stall the QP for good.
+	 * Never so with a correct one (all acknowledged, LSN >= SSN).
+	 */
+	if (!sroce_req_credit_ok(qp, req->next) && req->una != req->psn) {
 		if (!req->credit_wait) {
 			req->credit_wait = true;
 			sroce_qp_count(qp, SROCE_CNT_CREDIT_WAIT);
@@ -455,8 +461,9 @@ static bool sroce_req_window_open(struct sroce_qp *qp,
  * @qp: RC queue pair in RTS
  *
  * Context: req_lock held, BH disabled.
- * Return: true when a WQE is posted and the window, the read/atomic limit
- * and fences allow it: only the pacer or the queues below may hold it.
+ * Return: true when a WQE is posted and the window, credits, the
+ * read/atomic limit and fences allow it: only the pacer or the queues
+ * below may hold it.
  */
 bool sroce_req_has_more(struct sroce_qp *qp)
 {

@@ -28,8 +28,9 @@ static u8 sroce_resp_credit_code(struct sroce_qp *qp)
 
 	if (qp->ibqp.srq)
 		return SROCE_AETH_CREDIT_INVALID;
-	posted = sroce_ring_avail(&qp->rq, READ_ONCE(qp->resp.rq_cons),
-				  READ_ONCE(qp->resp.rq_cons));
+	lockdep_assert_held(&qp->resp_lock);
+	posted = sroce_ring_avail(&qp->rq, qp->resp.rq_cons,
+				  qp->resp.rq_cons);
 	return sroce_aeth_credit_code(max(posted, 0));
 }
 
@@ -596,12 +597,14 @@ static bool sroce_resp_read_within(const struct sroce_rd_record *rec,
 	       va - rec->va <= rec->len && len <= rec->len - (va - rec->va);
 }
 
-/* Check a read request; queue its responses. False if it was refused. */
-static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
+/* Check a read request and fill in its reply; false (NAKed) if refused. */
+static bool sroce_resp_read_check(struct sroce_qp *qp, struct sroce_pkt *pkt,
+				  struct sroce_reply *r)
 {
 	const struct sroce_reth *reth = (const void *)(pkt->hdr +
 						       SROCE_BTH_BYTES);
-	struct sroce_reply r = {
+
+	*r = (struct sroce_reply){
 		.kind = SROCE_REPLY_READ,
 		.psn = pkt->psn,
 		.va = be64_to_cpu(reth->va),
@@ -609,18 +612,43 @@ static bool sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		.left = be32_to_cpu(reth->len),
 		.first = true,
 	};
-
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ) ||
-	    (r.left && !sroce_mr_check(qp, r.rkey, r.va, r.left,
-				       IB_ACCESS_REMOTE_READ))) {
+	    (r->left && !sroce_mr_check(qp, r->rkey, r->va, r->left,
+					IB_ACCESS_REMOTE_READ))) {
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS, pkt, 0);
 		return false;
 	}
-	if (r.left > SROCE_MAX_MSG_SIZE) {
+	if (r->left > SROCE_MAX_MSG_SIZE) {
 		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 		return false;
 	}
-	return sroce_resp_queue(qp, &r);
+	return true;
+}
+
+/*
+ * A new read: counted (PSNs, MSN, the record a duplicate is matched
+ * against) before its first response leaves, whose AETH carries the MSN
+ * that the requester's credits count from. Without room to answer, it is
+ * dropped for the requester to ask again.
+ */
+static void sroce_resp_read(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_record rec = { .psn = pkt->psn,
+				       .op = SROCE_OP_READ_REQUEST };
+	struct sroce_reply r;
+
+	if (!sroce_resp_read_check(qp, pkt, &r) ||
+	    sroce_resp_replies_full(resp))
+		return;
+	rec.rkey = r.rkey;
+	rec.va = r.va;
+	rec.len = r.left;
+	rec.npsn = sroce_msg_npsn(qp, rec.len);
+	sroce_resp_record(resp, &rec);
+	resp->epsn = (resp->epsn + rec.npsn) & SROCE_PSN_MASK;
+	resp->msn++;
+	sroce_resp_queue(qp, &r);
 }
 
 static void sroce_resp_atomic(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -833,7 +861,8 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_qp_count(qp, SROCE_CNT_RX_DUPLICATE);
 		sroce_resp_drop_replies_from(resp, pkt->psn);
 		if (op == SROCE_OP_READ_REQUEST) {
-			sroce_resp_read(qp, pkt);
+			if (sroce_resp_read_check(qp, pkt, &r))
+				sroce_resp_queue(qp, &r);
 		} else if (op == SROCE_OP_COMPARE_SWAP ||
 			   op == SROCE_OP_FETCH_ADD) {
 			r.kind = SROCE_REPLY_ATOMIC;
@@ -933,21 +962,7 @@ execute:
 	case SROCE_OP_READ_REQUEST:
 		if (sroce_resp_mid_message(qp, pkt))
 			break;
-		if (sroce_resp_read(qp, pkt)) {
-			const struct sroce_reth *reth =
-				(const void *)(pkt->hdr + SROCE_BTH_BYTES);
-			struct sroce_rd_record rec = {
-				.psn = pkt->psn, .op = op,
-				.rkey = be32_to_cpu(reth->rkey),
-				.va = be64_to_cpu(reth->va),
-				.len = be32_to_cpu(reth->len),
-			};
-
-			rec.npsn = sroce_msg_npsn(qp, rec.len);
-			sroce_resp_record(resp, &rec);
-			resp->epsn = (resp->epsn + rec.npsn) & SROCE_PSN_MASK;
-			resp->msn++;
-		}
+		sroce_resp_read(qp, pkt);
 		break;
 	case SROCE_OP_COMPARE_SWAP:
 	case SROCE_OP_FETCH_ADD:
