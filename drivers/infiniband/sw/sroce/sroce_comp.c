@@ -563,9 +563,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	}
 	if (!used)
 		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_STALE, pkt);
-	else if (op != SROCE_OP_READ_RESPONSE_MIDDLE &&
-		 ((be32_to_cpu(aeth) >> SROCE_AETH_SYN_SHIFT) &
-		  SROCE_AETH_KIND_MASK) == SROCE_AETH_ACK)
+	else if (op != SROCE_OP_READ_RESPONSE_MIDDLE)
 		sroce_req_credit_update(qp, be32_to_cpu(aeth));
 	/*
 	 * All acknowledged: a retransmission timeout has nothing left to

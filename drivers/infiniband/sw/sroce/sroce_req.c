@@ -135,15 +135,9 @@ static u8 sroce_req_opcode(u8 transport, u32 op, bool first, bool last)
  * all the packets behind them dropped. Messages that take none (writes,
  * reads, atomics) move the limit on by one each. A responder that gives
  * no count lifts the limit for good.
+ *
+ * May the WQE at @idx start, as far as credits go?
  */
-static bool sroce_op_takes_recv(u32 op)
-{
-	return op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
-	       op == IB_UVERBS_WR_SEND_WITH_INV ||
-	       op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
-}
-
-/* May the WQE at @idx start, as far as credits go? */
 static bool sroce_req_credit_ok(struct sroce_qp *qp, u32 idx)
 {
 	const struct sroce_req *req = &qp->req;
@@ -169,18 +163,21 @@ static void sroce_req_credit_take(struct sroce_qp *qp, u32 op)
 /**
  * sroce_req_credit_update() - take the credit count of an ACK.
  * @qp: RC queue pair
- * @aeth: the AETH of an ACK, a read response or an atomic ACK, host order
+ * @aeth: the AETH of an ACK, a read response or an atomic ACK, host order;
+ *	a NAK's carries none and is passed over
  *
  * Context: req_lock held.
  */
 void sroce_req_credit_update(struct sroce_qp *qp, u32 aeth)
 {
 	struct sroce_req *req = &qp->req;
-	u8 code = (aeth >> SROCE_AETH_SYN_SHIFT) & SROCE_AETH_VAL_MASK;
+	u8 syn = aeth >> SROCE_AETH_SYN_SHIFT;
+	u8 code = syn & SROCE_AETH_VAL_MASK;
 	u32 lsn;
 
 	lockdep_assert_held(&qp->req_lock);
-	if (req->credit_unlimited)
+	if (req->credit_unlimited ||
+	    (syn & SROCE_AETH_KIND_MASK) != SROCE_AETH_ACK)
 		return;
 	if (code == SROCE_AETH_CREDIT_INVALID) {
 		req->credit_unlimited = true;

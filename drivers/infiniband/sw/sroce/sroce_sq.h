@@ -43,6 +43,14 @@ static inline bool sroce_op_is_local(u32 op)
 	       op == IB_UVERBS_WR_BIND_MW;
 }
 
+/* Operations that take a receive WQE at the responder (credits). */
+static inline bool sroce_op_takes_recv(u32 op)
+{
+	return op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
+	       op == IB_UVERBS_WR_SEND_WITH_INV ||
+	       op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+}
+
 static inline bool sroce_op_is_atomic(u32 op)
 {
 	return op == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
