@@ -11,8 +11,8 @@
 # no sequence NAK, exhausted retry, send error or out-of-order request;
 # sroce neither times out nor draws a NAK (a mark is not a loss); and the
 # kernel log stays clean. rdma_rxe differs between kernel versions: this
-# runs on every kernel. (twohost/interop.sh sends rxe no CNPs: its rxe
-# guest double-faulted now and then when it got them, see there.)
+# runs on every kernel. (twohost/interop.sh sends rxe no CNPs, see
+# there.)
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce

@@ -22,11 +22,9 @@
 # Mb/s here, not the default 1, to keep the test short) while every
 # step's data still checks out. Not on link 2: with CNPs going to
 # rdma_rxe over these virtio NICs, guest b (rxe, 6.12) double-faulted in
-# rxe's requester in 5 of 17 runs, a fault not yet understood; in one
-# guest over a veth rxe takes them harmlessly on both kernels (cc_rxe.sh).
-# Without CNPs it happened once more (CI, 2026-11-27: the same double
-# fault, garbage EFLAGS, in kmalloc under rxe_init_packet, at link 2's
-# first step), against 2 clean runs after it.
+# kmalloc in 5 of 17 runs (and once without CNPs). That was QEMU 7.2's
+# CMPXCHG16B flags, not rxe or sroce (Documentation/testing.rst); guests
+# now boot without CMPXCHG16B. cc_rxe.sh sends rxe CNPs in one guest.
 # rxe's frames are not ECN-capable, so no network marks them and sroce
 # sends rxe no CNPs outside these tests.
 #
