@@ -29,8 +29,9 @@ MC=0
 
 # pair DESC NS READY SERVER... -- CLIENT...: run the server (in netns
 # NS if set), wait until it is ready (READY: a TCP port it listens on,
-# "cm" for an RDMA CM listener, "join" for a multicast receiver, which
-# shows nowhere: a fixed delay), run the client (retried: a listener may
+# "cm" for an RDMA CM listener, "mc:GROUP" for a multicast receiver:
+# the CM's join puts the IPv4 group on the netdev, and the sender waits
+# 3 s after its own join before it sends), run the client (retried: a listener may
 # be slow to bind under emulation), and pass if both exit 0.
 pair() {
 	local desc=$1 netns=$2 ready=$3 srv ok=1 i out cms rc
@@ -49,7 +50,7 @@ pair() {
 	srv=$!
 	case $ready in
 	cm) sr_wait_cm_listen "$cms" 60 || ok=0 ;;
-	join) sleep 3 ;;
+	mc:*) sr_wait_mc_group "${ready#mc:}" "$netns" 60 || ok=0 ;;
 	*) sr_wait_listen "$ready" "$netns" 60 || ok=0 ;;
 	esac
 	# Every attempt's output is kept for the log: the first failure
@@ -90,7 +91,7 @@ cm_suite() {
 	*:*) ;;
 	*)	# The receiver joins and waits; the sender joins and sends.
 		MC=$((MC + 1))
-		pair "$w: mckey" "$netns" join mckey -m "239.3.$n.$MC" -b "$s" \
+		pair "$w: mckey" "$netns" "mc:239.3.$n.$MC" mckey -m "239.3.$n.$MC" -b "$s" \
 			-C 10 -- mckey -m "239.3.$n.$MC" -b "$b" -s -C 10 ;;
 	esac
 }

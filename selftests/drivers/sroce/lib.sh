@@ -421,6 +421,31 @@ sr_wait_listen() {
 	return 1
 }
 
+# sr_wait_output FILE REGEX [SECONDS]: a line matching REGEX appears in
+# FILE (a program's output, line-buffered) within SECONDS (default 30).
+sr_wait_output() {
+	local i
+	for ((i = 0; i < ${3:-30} * 10; i++)); do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# sr_wait_mc_group GROUP [NS] [SECONDS]: some netdev (in netns NS if not
+# empty) has joined IPv4 multicast GROUP within SECONDS (default 30).
+sr_wait_mc_group() {
+	local i ns=()
+	[ -n "${2:-}" ] && ns=(ip netns exec "$2")
+	for ((i = 0; i < ${3:-30} * 10; i++)); do
+		"${ns[@]}" ip -4 maddr show 2>/dev/null |
+			awk -v g="$1" '$1 == "inet" && $2 == g { f = 1 } END { exit !f }' &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # sr_cm_listeners: how many RDMA CM IDs listen, on any device.
 sr_cm_listeners() {
 	rdma resource show cm_id 2>/dev/null | grep -c "state LISTEN"

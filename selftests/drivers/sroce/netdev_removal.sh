@@ -23,8 +23,7 @@ sr_link_add "$DEV" "$A"
 out=$(mktemp); sr_on_exit "rm -f $out"
 "$SR_CTL" hold "$DEV" 20 >"$out" 2>&1 &
 holder=$!
-for _ in $(seq 50); do grep -q ready "$out" && break; sleep 0.1; done
-sr_check "holder opened the device" grep -q ready "$out"
+sr_check "holder opened the device" sr_wait_output "$out" ready 5
 ip link del "$A"
 sr_check "device gone with a context open" sr_wait_gone "$DEV" 15
 wait $holder
