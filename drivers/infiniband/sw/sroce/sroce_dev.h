@@ -193,6 +193,16 @@ static inline bool sroce_can_disable_bh(void)
 	return !in_hardirq() && !in_nmi() && !irqs_disabled();
 }
 
+/*
+ * Softirq context or BH disabled, not a hard interrupt: the network
+ * stack's per-CPU cache of packet heads (SKB_ALLOC_NAPI,
+ * napi_consume_skb()) may be used, as NAPI drivers do.
+ */
+static inline bool sroce_in_bh(void)
+{
+	return in_softirq() && !in_hardirq() && !in_nmi();
+}
+
 static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
 {
 	this_cpu_inc(sdev->counters->cnt[c]);

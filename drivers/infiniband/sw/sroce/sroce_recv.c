@@ -205,7 +205,11 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 		sroce_resp_rcv(qp, &pkt);
 out:
 	rcu_read_unlock();
-	consume_skb(skb);
+	/* Its head goes back to the per-CPU cache that sending takes from. */
+	if (sroce_in_bh())
+		napi_consume_skb(skb, 1);
+	else
+		consume_skb(skb);
 }
 
 /*

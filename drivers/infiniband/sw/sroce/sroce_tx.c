@@ -149,8 +149,10 @@ struct sk_buff *sroce_tx_alloc_to(struct sroce_dev *sdev,
 	struct udphdr *uh;
 	struct sk_buff *skb;
 
-	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + linear +
-			ndev->needed_tailroom, GFP_ATOMIC);
+	/* A packet head from the per-CPU cache where loopback frees it. */
+	skb = __alloc_skb(LL_RESERVED_SPACE(ndev) + linear +
+			  ndev->needed_tailroom, GFP_ATOMIC,
+			  sroce_in_bh() ? SKB_ALLOC_NAPI : 0, NUMA_NO_NODE);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, LL_RESERVED_SPACE(ndev));
