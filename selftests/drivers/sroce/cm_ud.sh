@@ -31,8 +31,8 @@ MC=0
 # NS if set), wait until it is ready (READY: a TCP port it listens on,
 # "cm" for an RDMA CM listener, "mc:GROUP" for a multicast receiver:
 # the CM's join puts the IPv4 group on the netdev, and the sender waits
-# 3 s after its own join before it sends), run the client (retried: a listener may
-# be slow to bind under emulation), and pass if both exit 0.
+# 3 s after its own join before it sends), run the client (retried: a
+# listener may be slow to bind under emulation), and pass if both exit 0.
 pair() {
 	local desc=$1 netns=$2 ready=$3 srv ok=1 i out cms rc
 	local -a scmd=() nsx=()

@@ -194,14 +194,15 @@ static inline bool sroce_can_disable_bh(void)
 }
 
 /*
- * Softirq context or BH disabled, interrupts on: the network stack's
- * per-CPU cache of packet heads (SKB_ALLOC_NAPI, napi_consume_skb()) may
- * be used, as NAPI drivers do. Not with interrupts off: 6.1 refills the
- * cache with kmem_cache_alloc_bulk(), which turns them back on.
+ * Softirq context or BH disabled, where sroce_can_disable_bh() holds: the
+ * network stack's per-CPU cache of packet heads (SKB_ALLOC_NAPI,
+ * napi_consume_skb()) may be used, as NAPI drivers do. Not with
+ * interrupts off: 6.1 refills the cache with kmem_cache_alloc_bulk(),
+ * which turns them back on.
  */
 static inline bool sroce_in_bh(void)
 {
-	return in_softirq() && !in_hardirq() && !in_nmi() && !irqs_disabled();
+	return in_softirq() && sroce_can_disable_bh();
 }
 
 static inline void sroce_count(struct sroce_dev *sdev, enum sroce_counter c)
