@@ -25,6 +25,7 @@ import csv
 import math
 import re
 import sys
+import textwrap
 
 import matplotlib
 
@@ -205,6 +206,7 @@ def panel_load(ax, rows):
     grouped_bars(ax, groups, [
         ("sroce", SROCE, [r["sroce"] for r in rows]),
         ("rxe", RXE, [r["rxe"] for r in rows]),
+        ("sroce beside a busy loop", REF, [r["ref"] for r in rows]),
     ], "usec")
     ax.set_yscale("symlog", linthresh=10)
     ax.set_ylim(0, max(ax.get_ylim()[1], 10) * 3)
@@ -354,8 +356,12 @@ def main(argv):
         draw(ax, *args)
     for ax in list(axes.flat)[len(todo):]:
         ax.set_visible(False)
-    fig.suptitle(argv[3] if len(argv) > 3 else "sroce bench", fontsize=13)
-    fig.tight_layout(rect=(0, 0, 1, 0.98))
+    # Wrapped to the figure's width (about 9 characters an inch at this
+    # size): a one-panel chart cut the title off.
+    title = textwrap.wrap(argv[3] if len(argv) > 3 else "sroce bench",
+                          width=int(9 * 6.2 * cols))
+    fig.suptitle("\n".join(title), fontsize=13)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.2 * len(title) / (4.6 * nrows)))
     fig.savefig(argv[2], dpi=100)
     return 0
 
