@@ -8,6 +8,9 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <rdma/rdma_user_ioctl.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #include "sroce.h"
 
@@ -40,13 +43,37 @@ static_assert(offsetof(struct ibv_sge, lkey) ==
 static_assert(sizeof(struct sroce_send_wqe) % 8 == 0, "send wqe");
 static_assert(sizeof(struct sroce_recv_wqe) % 8 == 0, "recv wqe");
 
-/* The doorbells: the ordinary post system calls with no work requests. */
+/*
+ * The send queue's doorbell: the module's own method, which takes the
+ * QP's handle and nothing else, where the module has it; else the post
+ * command with no work requests.
+ */
 int sroce_sq_doorbell(struct sroce_qp *qp)
 {
+	struct ibv_context *ctx = qp->vqp.qp.context;
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr qp;
+	} cmd = {
+		.hdr = {
+			.length = sizeof(cmd),
+			.object_id = UVERBS_OBJECT_QP,
+			.method_id = SROCE_METHOD_QP_SQ_DOORBELL,
+			.num_attrs = 1,
+		},
+		.qp = {
+			.attr_id = SROCE_ATTR_SQ_DOORBELL_QP,
+			.data = qp->vqp.qp.handle,
+		},
+	};
 	struct ibv_send_wr *bad;
 
-	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
+	if (!(to_sctx(ctx)->caps & SROCE_UCTX_CAP_SQ_DOORBELL_METHOD))
+		return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
+	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
 }
+
+/* The receive queue's: the post command with no work requests. */
 
 static int sroce_rq_doorbell(struct sroce_qp *qp)
 {

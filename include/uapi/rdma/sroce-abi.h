@@ -32,6 +32,25 @@
 /* Bits of sroce_alloc_ucontext_resp.caps: features the kernel side offers. */
 enum sroce_ucontext_caps {
 	SROCE_UCTX_CAP_NONE = 0,
+	/* SROCE_METHOD_QP_SQ_DOORBELL is there. */
+	SROCE_UCTX_CAP_SQ_DOORBELL_METHOD = 1 << 0,
+};
+
+/*
+ * Driver-specific ioctl methods (RDMA_VERBS_IOCTL on the uverbs file, in
+ * the driver's ID space, bit 12 of the IDs: UVERBS_ID_NS_SHIFT).
+ *
+ * SROCE_METHOD_QP_SQ_DOORBELL, on UVERBS_OBJECT_QP: the send queue's
+ * doorbell. It does what ibv_post_send's command with no work requests
+ * does, without the command's buffers: no allocation, nothing copied in
+ * or out but the QP's handle. One attribute, the QP (an IDR handle).
+ */
+enum sroce_qp_methods {
+	SROCE_METHOD_QP_SQ_DOORBELL = 1U << 12,
+};
+
+enum sroce_qp_sq_doorbell_attrs {
+	SROCE_ATTR_SQ_DOORBELL_QP = 1U << 12,
 };
 
 /* Response to ibv_get_context (udata of ib_device_ops.alloc_ucontext). */

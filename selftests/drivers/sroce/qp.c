@@ -8,6 +8,10 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl.h>
+#include <rdma/sroce-abi.h>
 
 #include "kselftest_harness.h"
 #include "sroce_test.h"
@@ -423,6 +427,49 @@ TEST_F(qp, kernel_refuses_work_request_lists)
 	EXPECT_EQ(0, uverbs_write(self->d.ctx, &req,
 				  sizeof(req) - sizeof(req.wr)));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
+/* The send doorbell method (uapi header) on QP @handle: 0 or -errno. */
+static int sq_doorbell_method(struct ibv_context *ctx, uint32_t handle)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr qp;
+	} cmd = {
+		.hdr = { .length = sizeof(cmd), .object_id = UVERBS_OBJECT_QP,
+			 .method_id = SROCE_METHOD_QP_SQ_DOORBELL,
+			 .num_attrs = 1 },
+		.qp = { .attr_id = SROCE_ATTR_SQ_DOORBELL_QP, .data = handle },
+	};
+
+	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? -errno : 0;
+}
+
+/*
+ * The module's own doorbell method rings the QP's send doorbell (counted)
+ * and takes the handle of nothing but a QP of the caller's.
+ */
+TEST_F(qp, sq_doorbell_method)
+{
+	struct ibv_qp *qp = make_qp(self->pd, self->cq);
+	long long before;
+
+	ASSERT_NE(NULL, qp);
+	/* Counted on its port's counters once it has a port. */
+	ASSERT_EQ(0, to_init(qp));
+	before = sroce_counter(self->d.ibdev, "sq_doorbell");
+	ASSERT_LE(0, before);
+	EXPECT_EQ(0, sq_doorbell_method(self->d.ctx, qp->handle));
+	EXPECT_EQ(0, sq_doorbell_method(self->d.ctx, qp->handle));
+	usleep(20000);	/* the core keeps counters it read for 10 ms */
+	EXPECT_EQ(before + 2, sroce_counter(self->d.ibdev, "sq_doorbell"));
+	/* A CQ's handle, a handle of nothing, a destroyed QP's. */
+	EXPECT_EQ(-EINVAL, sq_doorbell_method(self->d.ctx, self->cq->handle));
+	EXPECT_EQ(-ENOENT, sq_doorbell_method(self->d.ctx, qp->handle + 1000));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+	EXPECT_EQ(-ENOENT, sq_doorbell_method(self->d.ctx, qp->handle));
+	usleep(20000);
+	EXPECT_EQ(before + 2, sroce_counter(self->d.ibdev, "sq_doorbell"));
 }
 
 TEST_F(qp, cq_and_pd_busy_while_qp_exists)

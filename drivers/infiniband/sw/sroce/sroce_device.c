@@ -137,7 +137,7 @@ int sroce_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 {
 	struct sroce_alloc_ucontext_resp resp = {
 		.abi_version = SROCE_UVERBS_ABI_VERSION,
-		.caps = SROCE_UCTX_CAP_NONE,
+		.caps = SROCE_UCTX_CAP_SQ_DOORBELL_METHOD,
 	};
 
 	/* Requests carry no input yet; refuse bits we would silently drop. */

@@ -291,6 +291,7 @@ static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 	 * calls sroce_dealloc_driver(); it copes with a half-built device.
 	 */
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
+	ibdev->driver_def = sroce_uapi_defs;
 	INIT_LIST_HEAD(&sdev->list);
 	INIT_WORK(&sdev->unreg_work, sroce_unreg_work);
 	sroce_lo_init(sdev);
