@@ -74,7 +74,6 @@ int sroce_sq_doorbell(struct sroce_qp *qp)
 }
 
 /* The receive queue's: the post command with no work requests. */
-
 static int sroce_rq_doorbell(struct sroce_qp *qp)
 {
 	struct ibv_recv_wr *bad;

@@ -453,21 +453,23 @@ TEST_F(qp, sq_doorbell_method)
 {
 	struct ibv_qp *qp = make_qp(self->pd, self->cq);
 	long long before;
+	uint32_t handle;
 
 	ASSERT_NE(NULL, qp);
+	handle = qp->handle;
 	/* Counted on its port's counters once it has a port. */
 	ASSERT_EQ(0, to_init(qp));
 	before = sroce_counter(self->d.ibdev, "sq_doorbell");
 	ASSERT_LE(0, before);
-	EXPECT_EQ(0, sq_doorbell_method(self->d.ctx, qp->handle));
-	EXPECT_EQ(0, sq_doorbell_method(self->d.ctx, qp->handle));
+	EXPECT_EQ(0, sq_doorbell_method(self->d.ctx, handle));
+	EXPECT_EQ(0, sq_doorbell_method(self->d.ctx, handle));
 	usleep(20000);	/* the core keeps counters it read for 10 ms */
 	EXPECT_EQ(before + 2, sroce_counter(self->d.ibdev, "sq_doorbell"));
 	/* A CQ's handle, a handle of nothing, a destroyed QP's. */
 	EXPECT_EQ(-EINVAL, sq_doorbell_method(self->d.ctx, self->cq->handle));
-	EXPECT_EQ(-ENOENT, sq_doorbell_method(self->d.ctx, qp->handle + 1000));
+	EXPECT_EQ(-ENOENT, sq_doorbell_method(self->d.ctx, handle + 1000));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
-	EXPECT_EQ(-ENOENT, sq_doorbell_method(self->d.ctx, qp->handle));
+	EXPECT_EQ(-ENOENT, sq_doorbell_method(self->d.ctx, handle));
 	usleep(20000);
 	EXPECT_EQ(before + 2, sroce_counter(self->d.ibdev, "sq_doorbell"));
 }
