@@ -6,7 +6,8 @@ usage: scripts/bench-chart.py RESULTS.csv OUT.png [TITLE]
 
 RESULTS.csv is what scripts/bench writes. Every panel shows absolute
 figures of sroce, rdma_rxe and, where the row has one, the reference (TCP,
-memcpy, or sroce beside a busy loop for latency under load), each bar or point labelled with its value:
+memcpy, or sroce beside a busy loop for latency under load), each bar or
+point labelled with its value:
   - bandwidth against message size, one panel per perftest test (write_bw,
     read_bw, send_bw, send_bw_ud), a line per device and path MTU;
   - latency, one panel per test: t_typical of both devices and sroce's

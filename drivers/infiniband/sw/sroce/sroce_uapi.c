@@ -5,8 +5,9 @@
  * The send queue's doorbell is the one system call a stream of small
  * posts makes when no CPU is free to poll the ring. As the post_send
  * command with no work requests, it cost the uverbs layer's allocation
- * and copies of a command nobody fills in: about a sixth of a 64 B SEND
- * stream's time under emulation. This method takes the QP's handle only.
+ * and copies of a command nobody fills in: 11 % of a 64 B SEND client's
+ * time under emulation, 4.0 us a call against this method's 2.3 us. This
+ * method takes the QP's handle only.
  */
 #include "sroce.h"
 
