@@ -11,9 +11,9 @@
 #    the posts (sq_polled).
 #  - A busy loop on every CPU: the poller yields (sq_poll_yield) and the
 #    stream still completes, on doorbells.
-#  - A busy loop on every CPU but the programs': each poll yields, and
-#    the QP backs off no further than one try in 64 drains; once the
-#    loops end, the stream is polled again.
+#  - A polled stream, then a busy loop on every CPU but the programs':
+#    each poll yields; for 2 s the QP backs off no further than one try
+#    in 64 drains, then further; once the loops end, it is polled again.
 #  - A real-time busy loop, unthrottled, on every CPU but the one the
 #    programs are pinned to: a poller queued there never runs. The ring
 #    stays armed until a poller runs, so the stream completes on
@@ -107,43 +107,57 @@ sr_check "every CPU busy: the poller yielded" \
 sr_check "every CPU busy: doorbells took over" \
 	test "$(sr_grew "$LDEV" sq_doorbell)" -gt 1000
 
-# Every CPU but the programs' busy: each poll finds its CPU taken. The
-# QP backs off (sq_poll_backoff) only to the cap for polls that yielded,
-# since a busy CPU says nothing about later; once the CPU is free again
-# the stream is polled again. Before the cap, the QP tried once in 16384
-# drains, and a stream stayed on doorbells long after a short task ended.
+# A polled stream, then every CPU but the programs' busy: each poll finds
+# its CPU taken. For a grace of 2 s after the last poll that took posts,
+# the QP backs off (sq_poll_backoff) to one try in 64 drains and no
+# further, since a CPU busy for a moment says nothing about later (before,
+# it reached one try in 16384 within half a second); past the grace it
+# backs off further. Once the CPUs are free the stream is polled again.
 YIELD_MAX_BACKOFF=6	# SROCE_SQ_POLL_YIELD_MAX_BACKOFF in sroce_sq.c
-HOGS=()
-for ((c = 1; c < $(nproc); c++)); do
-	eval "taskset -c $c $HOG &"
-	HOGS+=($!)
-done
-PORT=$((PORT + 1))
-timeout -k 5 60 taskset -c 0 ib_write_bw -d "$LDEV" -x "$G" -s 64 -D 12 \
-	-p "$PORT" -F >"$TMP/srv" 2>&1 &
-srv=$!
-if sr_wait_listen "$PORT" "" 60; then
-	timeout -k 5 60 taskset -c 0 ib_write_bw -d "$LDEV" -x "$G" -s 64 \
-		-D 12 -p "$PORT" -F "$L4" >"$TMP/cli" 2>&1 &
-	cli=$!
-	max=-1
-	start=$SECONDS
-	while [ $((SECONDS - start)) -lt 5 ]; do
-		sleep 0.2
+# backoff_max MS: the highest sq_poll_backoff of the ib_write_bw QPs seen
+# in MS milliseconds of sampling.
+backoff_max() {
+	local max=-1 b end=$(( $(date +%s%N) / 1000000 + $1 ))
+	while [ $(( $(date +%s%N) / 1000000 )) -lt "$end" ]; do
 		b=$(rdma resource show qp link "$LDEV/1" -dd 2>/dev/null |
 			sed -n 's/.*comm ib_write_bw.*sq_poll_backoff \([0-9]*\).*/\1/p' |
 			sort -n | tail -n 1)
 		[ -n "$b" ] && [ "$b" -gt "$max" ] && max=$b
+		sleep 0.1
 	done
+	echo "$max"
+}
+PORT=$((PORT + 1))
+timeout -k 5 60 taskset -c 0 ib_write_bw -d "$LDEV" -x "$G" -s 64 -D 14 \
+	-p "$PORT" -F >"$TMP/srv" 2>&1 &
+srv=$!
+if sr_wait_listen "$PORT" "" 60; then
+	sr_snap "$LDEV" sq_polled
+	timeout -k 5 60 taskset -c 0 ib_write_bw -d "$LDEV" -x "$G" -s 64 \
+		-D 14 -p "$PORT" -F "$L4" >"$TMP/cli" 2>&1 &
+	cli=$!
+	sleep 3
+	sr_check "a pinned stream is polled" \
+		test "$(sr_grew "$LDEV" sq_polled)" -gt 0
+	HOGS=()
+	for ((c = 1; c < $(nproc); c++)); do
+		eval "taskset -c $c $HOG &"
+		HOGS+=($!)
+	done
+	early=$(backoff_max 1000)
+	late=$(backoff_max 4000)
 	kill "${HOGS[@]}" 2>/dev/null
 	wait "${HOGS[@]}" 2>/dev/null
 	pkill -f sq_poll_hog
 	sr_snap "$LDEV" sq_polled
 	sleep 2
-	sr_log "busiest backoff seen: $max, then polled $(sr_grew "$LDEV" sq_polled)"
-	sr_check "other CPUs busy: the QP backed off" test "$max" -gt 0
-	sr_check "other CPUs busy: backoff at most $YIELD_MAX_BACKOFF" \
-		test "$max" -le "$YIELD_MAX_BACKOFF"
+	sr_log "backoff: first second $early, next four $late;" \
+		"then polled $(sr_grew "$LDEV" sq_polled)"
+	sr_check "CPUs busy: the QP backed off" test "$early" -gt 0
+	sr_check "CPUs busy, grace: backoff at most $YIELD_MAX_BACKOFF" \
+		test "$early" -le "$YIELD_MAX_BACKOFF"
+	sr_check "CPUs busy past the grace: backoff beyond" \
+		test "$late" -gt "$YIELD_MAX_BACKOFF"
 	sr_check "CPUs free again: the stream is polled" \
 		test "$(sr_grew "$LDEV" sq_polled)" -gt 0
 	sr_check "the stream under busy CPUs completes" wait "$cli"
@@ -151,8 +165,6 @@ if sr_wait_listen "$PORT" "" 60; then
 else
 	sr_fail "ib_write_bw server did not listen"
 	sr_kill_tool "$srv"
-	kill "${HOGS[@]}" 2>/dev/null
-	pkill -f sq_poll_hog
 fi
 
 RT=/proc/sys/kernel/sched_rt_runtime_us

@@ -203,15 +203,18 @@ MODULE_PARM_DESC(sq_poll_us, "Microseconds a user QP's drained send ring is poll
 /* A QP whose polls keep saving nothing tries once in 2^this drains. */
 #define SROCE_SQ_POLL_MAX_BACKOFF	14
 /*
- * The backoff of polls that found their CPU taken stops here: that says
- * the CPU is busy now, not that polling will not pay once it is free. A
+ * Soon after a poll took posts, the backoff of polls that found their CPU
+ * taken stops here: a CPU busy for a moment says nothing about later. A
  * short task (a shell's fork) would otherwise leave a stream on doorbells
  * for up to 16384 drains after it ended: beside a shell loop forking
  * every 200 ms, a quarter of a 64 B WRITE stream's posts rang, and it ran
- * 40 % slower than alone. At 2^6, a CPU that stays busy is woken for a
- * poller that yields at once about once a millisecond of small sends.
+ * 40 % slower than alone. Past the grace, or with no poll ever fruitful
+ * (a receiver busy polling on the only other CPU), the backoff goes on
+ * growing: waking a poller that yields at once every 64 drains cost such
+ * a 64 B SEND stream 14 %.
  */
 #define SROCE_SQ_POLL_YIELD_MAX_BACKOFF	6
+#define SROCE_SQ_POLL_YIELD_GRACE_NS	(2 * NSEC_PER_SEC)
 /* Free poller slots sought past the one a QP last used. */
 #define SROCE_SQ_POLL_TRIES		4
 /*
@@ -321,11 +324,15 @@ static void sroce_sq_poll_end(struct sroce_qp *qp, bool fruitful,
 	atomic_dec(&sroce_sq_pollers);
 	/* Not hrtimer_cancel(): the watchdog takes req_lock. */
 	hrtimer_try_to_cancel(&qp->poll_watchdog);
-	if (fruitful)
+	if (fruitful) {
 		req->poll_backoff = 0;
-	else if (req->poll_backoff < (yielded ? SROCE_SQ_POLL_YIELD_MAX_BACKOFF :
-						 SROCE_SQ_POLL_MAX_BACKOFF))
+		req->poll_fruit_ns = local_clock();
+	} else if (req->poll_backoff < SROCE_SQ_POLL_YIELD_MAX_BACKOFF ||
+		   (req->poll_backoff < SROCE_SQ_POLL_MAX_BACKOFF &&
+		    (!yielded || local_clock() - req->poll_fruit_ns >
+				 SROCE_SQ_POLL_YIELD_GRACE_NS))) {
 		req->poll_backoff++;
+	}
 	if (!fruitful || yielded)
 		req->poll_cpu = sroce_next_online_cpu(req->poll_cpu);
 	req->poll_skip = (1U << req->poll_backoff) - 1;
