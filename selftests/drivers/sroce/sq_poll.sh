@@ -13,7 +13,8 @@
 #    stream still completes, on doorbells.
 #  - A polled stream, then a busy loop on every CPU but the programs':
 #    each poll yields; for 2 s the QP backs off no further than one try
-#    in 64 drains, then further; once the loops end, it is polled again.
+#    in 64 drains (checked for 0.7 s), then further; once the loops end,
+#    it is polled again.
 #  - A real-time busy loop, unthrottled, on every CPU but the one the
 #    programs are pinned to: a poller queued there never runs. The ring
 #    stays armed until a poller runs, so the stream completes on
@@ -136,7 +137,14 @@ if sr_wait_listen "$PORT" "" 60; then
 	timeout -k 5 60 taskset -c 0 ib_write_bw -d "$LDEV" -x "$G" -s 64 \
 		-D 14 -p "$PORT" -F "$L4" >"$TMP/cli" 2>&1 &
 	cli=$!
-	sleep 3
+	sleep 2
+	# The grace runs from the last poll that took posts: start the loops
+	# right after a moment in which polls took posts.
+	for _ in $(seq 20); do
+		sr_snap "$LDEV" sq_polled
+		sleep 0.3
+		[ "$(sr_grew "$LDEV" sq_polled)" -gt 0 ] && break
+	done
 	sr_check "a pinned stream is polled" \
 		test "$(sr_grew "$LDEV" sq_polled)" -gt 0
 	HOGS=()
@@ -144,14 +152,14 @@ if sr_wait_listen "$PORT" "" 60; then
 		eval "taskset -c $c $HOG &"
 		HOGS+=($!)
 	done
-	early=$(backoff_max 1000)
-	late=$(backoff_max 4000)
+	early=$(backoff_max 700)
+	late=$(backoff_max 4300)
 	kill "${HOGS[@]}" 2>/dev/null
 	wait "${HOGS[@]}" 2>/dev/null
 	pkill -f sq_poll_hog
 	sr_snap "$LDEV" sq_polled
 	sleep 2
-	sr_log "backoff: first second $early, next four $late;" \
+	sr_log "backoff: first 0.7 s $early, next 4.3 s $late;" \
 		"then polled $(sr_grew "$LDEV" sq_polled)"
 	sr_check "CPUs busy: the QP backed off" test "$early" -gt 0
 	sr_check "CPUs busy, grace: backoff at most $YIELD_MAX_BACKOFF" \
