@@ -82,7 +82,8 @@ struct sroce_swqe_state {
  *	again: 2^@poll_backoff - 1 after a fruitless session
  * @poll_cpu: the CPU the poller runs on: kept while sessions save
  *	doorbells without yielding, else the next one online
- * @poll_fruit_ns: local_clock() when a poll session last took posts
+ * @poll_fruit_ns: local_clock() when a poll pass last took posts; written
+ *	by the poller without req_lock
  * @poll_beat: local_clock() of the poller's last loop or pass start, for
  *	poll_watchdog
  * @poll_in_pass: the poller is in a pass (BH off), begun at @poll_beat

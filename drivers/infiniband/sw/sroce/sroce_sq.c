@@ -308,6 +308,16 @@ full:
 }
 
 /*
+ * Past the grace of the last poll pass that took posts? Signed: the pass
+ * may have read another CPU's clock, a little ahead of this one's.
+ */
+static bool sroce_sq_poll_grace_over(const struct sroce_req *req)
+{
+	return (s64)(local_clock() - READ_ONCE(req->poll_fruit_ns)) >
+	       SROCE_SQ_POLL_YIELD_GRACE_NS;
+}
+
+/*
  * End the poll session: its slot is free again. A session that took
  * nothing backs off; one that took nothing or gave its CPU up moves on.
  * Context: req_lock held.
@@ -326,11 +336,9 @@ static void sroce_sq_poll_end(struct sroce_qp *qp, bool fruitful,
 	hrtimer_try_to_cancel(&qp->poll_watchdog);
 	if (fruitful) {
 		req->poll_backoff = 0;
-		req->poll_fruit_ns = local_clock();
 	} else if (req->poll_backoff < SROCE_SQ_POLL_YIELD_MAX_BACKOFF ||
 		   (req->poll_backoff < SROCE_SQ_POLL_MAX_BACKOFF &&
-		    (!yielded || local_clock() - req->poll_fruit_ns >
-				 SROCE_SQ_POLL_YIELD_GRACE_NS))) {
+		    (!yielded || sroce_sq_poll_grace_over(req)))) {
 		req->poll_backoff++;
 	}
 	if (!fruitful || yielded)
@@ -599,8 +607,15 @@ void sroce_sq_poll_work(struct work_struct *work)
 			/* The beat before the flag: the watchdog's smp_rmb(). */
 			smp_wmb();
 			WRITE_ONCE(qp->req.poll_in_pass, false);
-			local_bh_enable();
 			took = READ_ONCE(qp->req.fetched) != fetched;
+			/*
+			 * Here, not at the session's end, and before BH
+			 * is on again: the watchdog may end a session that
+			 * took posts as one that did not.
+			 */
+			if (took)
+				WRITE_ONCE(qp->req.poll_fruit_ns, local_clock());
+			local_bh_enable();
 			/* The RNR timer, not the poller, sends them. */
 			if (!took && READ_ONCE(qp->req.rnr_wait))
 				break;
