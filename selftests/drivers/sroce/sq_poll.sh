@@ -92,7 +92,8 @@ sr_check "polling on: the poller took the posts" \
 # Busy loops that end by themselves after 2 minutes, should this script
 # be killed (a real-time one would keep a timeout process off its CPU).
 # shellcheck disable=SC2016 # $SECONDS is the hog's own
-HOG='bash -c ": sq_poll_hog; while [ \$SECONDS -lt 120 ]; do :; done"'
+HOG_LOOP='while [ \$SECONDS -lt 120 ]; do :; done'
+HOG="bash -c \": sq_poll_hog; $HOG_LOOP\""
 # Stopped ones (below) take the TERM only once continued.
 sr_on_exit "pkill -f sq_poll_hog; pkill -CONT -f sq_poll_hog"
 HOGS=()
@@ -144,8 +145,23 @@ qp_backoff() {
 	done <<<"$qps"
 }
 # A busy loop that stops itself before it loops.
-# shellcheck disable=SC2016 # $$ and $SECONDS are the hog's own
-STOPPED_HOG='bash -c ": sq_poll_hog; kill -STOP \$\$; while [ \$SECONDS -lt 120 ]; do :; done"'
+STOPPED_HOG="bash -c \": sq_poll_hog; kill -STOP \\\$\\\$; $HOG_LOOP\""
+# polled_wait N PAUSE: reads sq_polled up to N times, PAUSE seconds apart,
+# until it grew from the first read ($seen) to $polled; $t0 is the time
+# before the last read that found it unchanged.
+polled_wait() {
+	local i
+	now_ms
+	t0=$now
+	read -r seen <"$POLLED"
+	for ((i = 0; i < $1; i++)); do
+		sleep "$2"
+		now_ms
+		read -r polled <"$POLLED"
+		[ "$polled" != "$seen" ] && return
+		t0=$now
+	done
+}
 # stopped PID: has PID stopped (state T)?
 stopped() {
 	local stat
@@ -184,17 +200,7 @@ grace_run() {
 		-D 14 -p "$PORT" -F "$L4" >"$TMP/cli" 2>&1 &
 	cli=$!
 	sleep 2
-	# Up to 60 reads for one that finds sq_polled grown.
-	now_ms
-	t0=$now
-	read -r seen <"$POLLED"
-	for _ in $(seq 60); do
-		sleep 0.05
-		now_ms
-		read -r polled <"$POLLED"
-		[ "$polled" != "$seen" ] && break
-		t0=$now
-	done
+	polled_wait 60 0.05
 	sr_check "a pinned stream is polled" test "$polled" != "$seen"
 	kill -CONT "${hogs[@]}"
 	now_ms
@@ -219,12 +225,7 @@ grace_run() {
 	wait "${hogs[@]}" 2>/dev/null
 	pkill -f sq_poll_hog
 	# Past the grace the next try may be up to 16384 drains away.
-	read -r seen <"$POLLED"
-	for _ in $(seq 30); do
-		sleep 0.2
-		read -r polled <"$POLLED"
-		[ "$polled" != "$seen" ] && break
-	done
+	polled_wait 30 0.2
 	polled_after=$((polled - seen))
 	sr_log "backoff: within the grace $early, after $late;" \
 		"then polled $polled_after"
