@@ -293,6 +293,16 @@ sr_pkt() {
 	[ "$reply" = sent ] || { sr_log "roce_pkt.py: $reply"; return 1; }
 }
 
+# sr_backlog_drops: packets the CPUs' receive backlogs dropped so far,
+# all CPUs (/proc/net/softnet_stat; a veth delivers through them).
+sr_backlog_drops() {
+	local d sum=0
+	for d in $(awk '{ print $2 }' /proc/net/softnet_stat); do
+		sum=$((sum + 16#$d))
+	done
+	echo $sum
+}
+
 # sr_snap IBDEV COUNTER...: remember those counters of IBDEV for sr_grew.
 declare -A SR_SNAP=()
 sr_snap() {

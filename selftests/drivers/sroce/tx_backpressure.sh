@@ -52,15 +52,6 @@ qdisc_stat() {
 		sed -n "s/.*$3 \([0-9]*\).*/\1/p" | head -n 1
 }
 
-# backlog_drops: packets the CPUs' receive backlogs dropped, all CPUs.
-backlog_drops() {
-	local d sum=0
-	for d in $(awk '{ print $2 }' /proc/net/softnet_stat); do
-		sum=$((sum + 16#$d))
-	done
-	echo $sum
-}
-
 # sum COUNTER: the counter on both devices together.
 sum() {
 	echo $(( $(sr_counter "$DA" "$1") + $(sr_counter "$DB" "$1") ))
@@ -106,7 +97,7 @@ declare -A before
 for c in $COUNTERS; do
 	before[$c]=$(sum $c)
 done
-backlog_drops0=$(backlog_drops)
+backlog_drops0=$(sr_backlog_drops)
 
 sr_log "the RC tests over $RATE links with $LIMIT queues"
 sr_check "the RC tests over a slow link" sr_run_indented \
@@ -133,7 +124,7 @@ sr_check "sroce paused for queued packets (tx_pause)" \
 	test "$(sum tx_pause)" -gt "${before[tx_pause]}"
 sr_check "tx_drop stayed put" test "$(sum tx_drop)" = "${before[tx_drop]}"
 sr_check "the receive backlogs dropped nothing" \
-	test "$(backlog_drops)" = "$backlog_drops0"
+	test "$(sr_backlog_drops)" = "$backlog_drops0"
 
 # Teardown with packets queued in the buckets: kill both ends of a
 # paused transfer, then rmmod, which must wait for those packets (their
