@@ -46,30 +46,53 @@ if [ ! -S /run/dbus/system_bus_socket ]; then
 		sr_skip "cannot start a system bus for targetcli"
 	sr_on_exit "kill $(cat "$WORK/dbus.pid"); rm -f /run/dbus/system_bus_socket /run/dbus/pid"
 fi
-# tcli ARGS...: one targetcli command, its output as comments on failure.
+# tcli LINE...: one targetcli process for all the command lines (each
+# start of targetcli takes seconds under emulation); its session in
+# $WORK/targetcli.log. Its shell reads on after a failed command, so what
+# the commands built is checked in configfs.
 tcli() {
-	local out
-	out=$(targetcli "$@" 2>&1) && return 0
-	echo "$out" | sed 's/^/# targetcli: /'
-	return 1
+	printf '%s\n' "$@" exit |
+		timeout -k 5 120 targetcli >>"$WORK/targetcli.log" 2>&1
+}
+target_down() {
+	tcli "/iscsi delete $IQN" "/backstores/ramdisk delete $RD"
 }
 
 sr_loopback_link "$DEV" "$L" "$ADDR" "$TYPE"
 
 # The target.
-tcli set global auto_save_on_exit=false auto_add_default_portal=false
-sr_check "targetcli: a 128 MiB RAM disk" \
-	tcli /backstores/ramdisk create name="$RD" size=128M
-sr_on_exit "targetcli /backstores/ramdisk delete $RD"
-sr_check "targetcli: an iSCSI target" tcli /iscsi create "$IQN"
-sr_on_exit "targetcli /iscsi delete $IQN"
 T=/iscsi/$IQN/tpg1
-tcli "$T/luns" create "/backstores/ramdisk/$RD" &&
-	tcli "$T/portals" create "$ADDR" 3260 &&
-	tcli "$T" set attribute authentication=0 demo_mode_write_protect=0 \
-		generate_node_acls=1 cache_dynamic_acls=1
-sr_check "targetcli: iSER on the portal" \
-	tcli "$T/portals/$ADDR:3260" enable_iser true
+CT=/sys/kernel/config/target
+TPG=$CT/iscsi/$IQN/tpgt_1
+sr_on_exit target_down
+tcli "set global auto_save_on_exit=false auto_add_default_portal=false" \
+	"/backstores/ramdisk create name=$RD size=128M" \
+	"/iscsi create $IQN" \
+	"$T/luns create /backstores/ramdisk/$RD" \
+	"$T/portals create $ADDR 3260" \
+	"$T set attribute authentication=0 demo_mode_write_protect=0 generate_node_acls=1 cache_dynamic_acls=1" \
+	"$T/portals/$ADDR:3260 enable_iser true" ||
+	sr_fail "targetcli did not finish its commands"
+# attr FILE VALUE: a configfs attribute of the target portal group.
+attr() { { [ "$(<"$TPG/$1")" = "$2" ]; } 2>/dev/null; }
+ramdisk_up() {
+	local d
+	for d in "$CT"/core/rd_mcp_*/"$RD"; do
+		[ "$(<"$d/enable")" = 1 ] && return 0
+	done 2>/dev/null
+	return 1
+}
+target_up() { attr enable 1 && [ -e "$TPG/lun/lun_0" ]; }
+open_access() {
+	attr attrib/authentication 0 && attr attrib/generate_node_acls 1 &&
+		attr attrib/demo_mode_write_protect 0
+}
+failed_before=$SR_FAILED
+sr_check "targetcli: a RAM disk" ramdisk_up
+sr_check "targetcli: an iSCSI target, enabled, with the disk as LUN 0" target_up
+sr_check "targetcli: open access" open_access
+sr_check "targetcli: iSER on the portal" attr "np/$ADDR:3260/iser" 1
+[ "$SR_FAILED" = "$failed_before" ] || sed 's/^/# targetcli: /' "$WORK/targetcli.log"
 
 # The initiator: its node database lives in /etc/iscsi, read-only here.
 mkdir -p "$WORK/iscsi"

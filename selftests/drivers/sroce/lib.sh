@@ -221,7 +221,7 @@ sr_ibdev_exists() { [ -e "/sys/class/infiniband/$1" ]; }
 # already released its memory and files).
 sr_alive() {
 	local stat
-	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	{ stat=$(<"/proc/$1/stat"); } 2>/dev/null || return 1
 	stat=${stat##*) }
 	[ "${stat%% *}" != Z ]
 }
@@ -272,9 +272,12 @@ sr_port_field() {
 		awk -v f="$2:" '$1 == f { print $2; exit }'
 }
 
-# sr_counter IBDEV NAME: an sroce hw counter of port 1.
+# sr_counter IBDEV NAME: an sroce hw counter of port 1. Read by bash
+# itself: each program started costs a tenth of a second under emulation.
 sr_counter() {
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null
+	local v
+	read -r v 2>/dev/null <"/sys/class/infiniband/$1/ports/1/hw_counters/$2" &&
+		echo "$v"
 }
 
 # sr_pkt_start NETNS: start roce_pkt.py --batch in NETNS as a coprocess,
@@ -397,14 +400,14 @@ sr_gid_of() {
 # it: the core adds GIDs from a workqueue. One grep over the table: a
 # process per entry is slow under emulation.
 sr_gid_index() {
-	local port=/sys/class/infiniband/$1/ports/1 gid files f i n
+	local port=/sys/class/infiniband/$1/ports/1 gid files f i n t
 	gid=$(sr_gid_of "$2")
 	for ((n = 0; n < ${3:-10} * 10; n++)); do
 		files=$(grep -lx "$gid" "$port"/gids/* 2>/dev/null) || files=
 		for f in $files; do
 			i=${f##*/}
-			if [ "$(cat "$port/gid_attrs/types/$i" 2>/dev/null)" = \
-			     "RoCE v2" ]; then
+			{ t=$(<"$port/gid_attrs/types/$i"); } 2>/dev/null
+			if [ "$t" = "RoCE v2" ]; then
 				echo "$i"
 				return 0
 			fi
@@ -497,12 +500,13 @@ sr_trace_overrun() {
 }
 
 # sr_capture_start IFACE FILE: capture the RoCEv2 (UDP 4791) frames on
-# IFACE into the pcapng FILE with tshark in the background, and wait (up
-# to a minute: tshark starts slowly under emulation) until it captures.
+# IFACE into the pcapng FILE with dumpcap in the background (tshark's
+# capturing half: tshark itself would first load every dissector, seconds
+# under emulation), and wait, up to a minute, until it captures.
 # sr_capture_stop ends it. One capture at a time.
 sr_capture_start() {
 	local i
-	tshark -q -i "$1" -f "udp port 4791" -w "$2" >"$2.log" 2>&1 &
+	dumpcap -q -i "$1" -f "udp port 4791" -w "$2" >"$2.log" 2>&1 &
 	SR_CAPTURE_PID=$!
 	sr_on_exit "kill $SR_CAPTURE_PID"
 	for ((i = 0; i < 600; i++)); do
@@ -510,7 +514,7 @@ sr_capture_start() {
 		kill -0 "$SR_CAPTURE_PID" 2>/dev/null || break
 		sleep 0.1
 	done
-	sed 's/^/# tshark: /' "$2.log"
+	sed 's/^/# dumpcap: /' "$2.log"
 	return 1
 }
 
@@ -524,14 +528,16 @@ sr_capture_stop() {
 # sr_tshark_read FILE [TSHARK ARGS...]: tshark -r FILE with the heuristic
 # dissectors for InfiniBand payloads (RPC-over-RDMA, iSER, SMB Direct...)
 # turned off: they take random test data for their protocols and report
-# it malformed. Their names come from tshark itself, once.
+# it malformed. Their names come from tshark itself, once per boot (in
+# /tmp: the question takes seconds under emulation).
 sr_tshark_read() {
-	local f=$1
+	local f=$1 heur=/tmp/sroce-tshark-heuristics
 	shift
 	if [ -z "${SR_TSHARK_OPTS+set}" ]; then
-		read -r -a SR_TSHARK_OPTS <<<"$(tshark -G heuristic-decodes 2>/dev/null |
+		[ -s "$heur" ] || tshark -G heuristic-decodes 2>/dev/null |
 			awk -F '\t' '$1 == "infiniband.payload" && $2 != "ethertype" {
-				printf "--disable-protocol %s ", $2 }')"
+				printf "--disable-protocol %s ", $2 }' >"$heur"
+		read -r -a SR_TSHARK_OPTS <"$heur"
 	fi
 	tshark -r "$f" "${SR_TSHARK_OPTS[@]}" "$@" 2>/dev/null
 }
