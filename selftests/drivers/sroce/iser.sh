@@ -65,6 +65,8 @@ T=/iscsi/$IQN/tpg1
 CT=/sys/kernel/config/target
 TPG=$CT/iscsi/$IQN/tpgt_1
 sr_on_exit target_down
+failed_before=$SR_FAILED
+SR_FAILED=0
 tcli "set global auto_save_on_exit=false auto_add_default_portal=false" \
 	"/backstores/ramdisk create name=$RD size=128M" \
 	"/iscsi create $IQN" \
@@ -82,17 +84,24 @@ ramdisk_up() {
 	done 2>/dev/null
 	return 1
 }
-target_up() { attr enable 1 && [ -e "$TPG/lun/lun_0" ]; }
+target_up() {
+	local l
+	attr enable 1 || return 1
+	for l in "$TPG"/lun/lun_0/*; do
+		[ -L "$l" ] && return 0
+	done
+	return 1
+}
 open_access() {
 	attr attrib/authentication 0 && attr attrib/generate_node_acls 1 &&
 		attr attrib/demo_mode_write_protect 0
 }
-failed_before=$SR_FAILED
 sr_check "targetcli: a RAM disk" ramdisk_up
 sr_check "targetcli: an iSCSI target, enabled, with the disk as LUN 0" target_up
 sr_check "targetcli: open access" open_access
 sr_check "targetcli: iSER on the portal" attr "np/$ADDR:3260/iser" 1
-[ "$SR_FAILED" = "$failed_before" ] || sed 's/^/# targetcli: /' "$WORK/targetcli.log"
+[ "$SR_FAILED" = 0 ] || sed 's/^/# targetcli: /' "$WORK/targetcli.log"
+SR_FAILED=$((SR_FAILED | failed_before))
 
 # The initiator: its node database lives in /etc/iscsi, read-only here.
 mkdir -p "$WORK/iscsi"

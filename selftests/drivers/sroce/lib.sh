@@ -510,7 +510,8 @@ sr_capture_start() {
 	SR_CAPTURE_PID=$!
 	sr_on_exit "kill $SR_CAPTURE_PID"
 	for ((i = 0; i < 600; i++)); do
-		grep -q '^Capturing on' "$2.log" && return 0
+		# After "Capturing on", once the interface and file are open.
+		grep -q '^File: ' "$2.log" && return 0
 		kill -0 "$SR_CAPTURE_PID" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -534,9 +535,10 @@ sr_tshark_read() {
 	local f=$1 heur=/tmp/sroce-tshark-heuristics
 	shift
 	if [ -z "${SR_TSHARK_OPTS+set}" ]; then
-		[ -s "$heur" ] || tshark -G heuristic-decodes 2>/dev/null |
+		[ -s "$heur" ] || { tshark -G heuristic-decodes 2>/dev/null |
 			awk -F '\t' '$1 == "infiniband.payload" && $2 != "ethertype" {
-				printf "--disable-protocol %s ", $2 }' >"$heur"
+				printf "--disable-protocol %s ", $2 }' >"$heur.$$" &&
+			mv -f "$heur.$$" "$heur"; }
 		read -r -a SR_TSHARK_OPTS <"$heur"
 	fi
 	tshark -r "$f" "${SR_TSHARK_OPTS[@]}" "$@" 2>/dev/null

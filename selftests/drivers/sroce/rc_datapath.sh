@@ -174,7 +174,7 @@ wire() {
 
 CAP=$TMP/netns.pcapng
 if [ $HAVE_TSHARK = 1 ] && ! sr_capture_start "$A" "$CAP"; then
-	sr_fail "tshark did not start capturing"
+	sr_fail "dumpcap did not start capturing"
 	sr_capture_stop
 	HAVE_TSHARK=0
 fi

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -294,8 +295,10 @@ static inline int sroce_tdev_up(struct sroce_tdev *d, const char *tag,
 				const char **why)
 {
 	int id = getpid() % 100000;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
 	char mac[16];
 	FILE *ip;
+	int ret;
 
 	snprintf(d->ibdev, sizeof(d->ibdev), "sroce_%s%d", tag, id);
 	snprintf(d->veth, sizeof(d->veth), "sr%s%da", tag, id);
@@ -319,14 +322,21 @@ static inline int sroce_tdev_up(struct sroce_tdev *d, const char *tag,
 	 */
 	snprintf(mac, sizeof(mac), "02:00:ff:%02x:%02x", id >> 8 & 0xff,
 		 id & 0xff);
-	/* One ip for the three steps (a veth cannot go up with its peer). */
+	/*
+	 * One ip for the three steps (a veth cannot go up with its peer).
+	 * SIGPIPE ignored: an ip that dies unread must fail the setup, not
+	 * kill the test.
+	 */
+	sigaction(SIGPIPE, &ign, &old_pipe);
 	ip = popen("ip -batch -", "w");
-	if (!ip)
-		return -2;
-	fprintf(ip, "link add %s address %s:01 type veth peer name %s address %s:02\n",
-		d->veth, mac, d->peer, mac);
-	fprintf(ip, "link set %s up\nlink set %s up\n", d->veth, d->peer);
-	if (pclose(ip))
+	if (ip) {
+		fprintf(ip, "link add %s address %s:01 type veth peer name %s address %s:02\n",
+			d->veth, mac, d->peer, mac);
+		fprintf(ip, "link set %s up\nlink set %s up\n", d->veth, d->peer);
+	}
+	ret = ip ? pclose(ip) : -1;
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	if (ret)
 		return -2;
 	*why = "rdma link add failed";
 	if (sh("rdma link add %s type sroce netdev %s", d->ibdev, d->veth))

@@ -12,7 +12,7 @@
 # ends must finish and agree), rping -V and ibv_rc_pingpong -c (data
 # verified by the tools), and rc_verify (every byte of SEND, WRITE and
 # READ, and every atomic's returned and final value, checked). Guest a
-# captures both links with tshark: every frame must dissect as InfiniBand
+# captures both links (dumpcap, then tshark): every frame must dissect as InfiniBand
 # with no error-level expert note.
 #
 # On link 1, guest a marks every RoCEv2 frame it receives Congestion
