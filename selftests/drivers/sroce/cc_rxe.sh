@@ -12,9 +12,9 @@
 # sroce neither times out nor draws a NAK (a mark is not a loss) but for
 # packets dropped below it (by the veth, a full receive backlog included,
 # or by sroce's own transmit path: each such timeout or NAK must have a
-# drop to answer for it); and the kernel log stays clean. rdma_rxe differs between kernel versions: this
-# runs on every kernel. (twohost/interop.sh sends rxe no CNPs, see
-# there.)
+# drop to answer for it); and the kernel log stays clean. rdma_rxe
+# differs between kernel versions: this runs on every kernel.
+# (twohost/interop.sh sends rxe no CNPs, see there.)
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
