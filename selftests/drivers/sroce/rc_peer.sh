@@ -23,7 +23,6 @@ source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 command -v python3 >/dev/null || sr_skip "python3 missing"
 sr_tool sroce_target >/dev/null || sr_skip "sroce_target not built"
-PKT="$SR_DIR/roce_pkt.py"
 
 DEV=sroce_p${SR_TAG}
 sr_dmesg_mark
@@ -41,6 +40,7 @@ HAVE_FLUSH=0
 	HAVE_FLUSH=1
 
 sr_target_start "$DEV" "$IP4" "$PEER4" || sr_fail "sroce_target did not start"
+sr_pkt_start "$NS" || sr_fail "roce_pkt.py did not start"
 
 # new_qp QP_ACCESS MR_ACCESS: sets QPN RKEY VA (and IDX), or fails.
 new_qp() {
@@ -55,10 +55,20 @@ new_qp() {
 WAIT=3
 send() {
 	local out
-	out=$(ip netns exec "$NS" python3 "$PKT" "$B" "$MAC" "$PEER4" "$IP4" \
-		--qpn "$1" --psn "$2" --opcode "$3" --ext "$4" --payload "$5" \
-		--ackreq 1 --reply "$WAIT" ${MSN:+--msn})
+	out=$(sr_pkt "$B" "$MAC" "$PEER4" "$IP4" --qpn "$1" --psn "$2" \
+		--opcode "$3" --ext "$4" --payload "$5" --ackreq 1 \
+		--reply "$WAIT" ${MSN:+--msn})
 	echo "${out#reply }"
+}
+
+# bytes_hex N: the hex of the bytes 0, 1, ... N - 1, as roce_pkt.py's
+# payloads carry them.
+bytes_hex() {
+	local i hex=
+	for ((i = 0; i < $1; i++)); do
+		printf -v hex '%s%02x' "$hex" $((i & 0xff))
+	done
+	echo "$hex"
 }
 
 reth() { printf '%016x%08x%08x' "$1" "$2" "$3"; }
@@ -99,7 +109,7 @@ if [ $HAVE_FLUSH = 1 ]; then
 	expect "duplicate FLUSH answered again" \
 		"$READ_RESP_ONLY 1 $CR32 0" "$QPN" 1 $FLUSH \
 		"$(feth 1 0)$(reth "$VA" "$RKEY" 64)" 0
-	want=$(python3 -c 'print(bytes(range(64)).hex())')
+	want=$(bytes_hex 64)
 	sr_check "written data in the region" \
 		test "$(tgt mem "$IDX" 0 64)" = "mem $IDX $want"
 	sr_check "QP still in RTS" state_is "$IDX" $QPS_RTS
@@ -206,10 +216,10 @@ ucerr1=$(sr_counter "$DEV" rx_drop_uc_error)
 sr_check "UC: bad rkey and overlong SEND dropped and counted" \
 	test $((ucerr1 - ucerr0)) = 2
 sr_check "UC: QP still in RTS" state_is "$IDX" $QPS_RTS
-want=$(python3 -c 'print(bytes(range(64)).hex())')
+want=$(bytes_hex 64)
 sr_check "UC: the WRITE after the drops landed" \
 	test "$(tgt mem "$IDX" 1024 64)" = "mem $IDX $want"
-want=$(python3 -c 'print(bytes(range(100)).hex())')
+want=$(bytes_hex 100)
 sr_check "UC: the SEND after the drops landed in the first receive" \
 	test "$(tgt mem "$IDX" 0 100)" = "mem $IDX $want"
 got=$(tgt cqes "$IDX")
