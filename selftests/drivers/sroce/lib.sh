@@ -280,20 +280,27 @@ sr_counter() {
 		echo "$v"
 }
 
-# sr_pkt_start NETNS: start roce_pkt.py --batch in NETNS, so that sr_pkt
-# pays for starting Python once, not per frame (about 1.5 s under TCG).
-# Through two FIFOs rather than as a coprocess: bash keeps one coprocess
-# at a time, and sr_target_start's may run already.
-sr_pkt_start() {
-	local d
+# sr_pipe_start VAR CMD...: start CMD in the background with its stdin
+# and stdout on two FIFOs, whose ends here are the descriptors in VAR_W
+# and VAR_R; at exit its stdin is closed and it is waited for. A test that
+# talks to a helper line by line pays for starting it once (Python takes
+# about 1.5 s under TCG). Not a coprocess: bash keeps one at a time, and
+# sr_target_start's may run already.
+sr_pipe_start() {
+	local var=$1 w=${1}_W d pid
+	shift
 	d=$(mktemp -d) && mkfifo "$d/in" "$d/out" || return 1
-	ip netns exec "$1" python3 "$SR_DIR/roce_pkt.py" --batch \
-		<"$d/in" >"$d/out" &
-	SR_PKT_PID=$!
+	"$@" <"$d/in" >"$d/out" &
+	pid=$!
 	# Opened in the order the child opens them, or both would wait.
-	exec {SR_PKT_W}>"$d/in" {SR_PKT_R}<"$d/out"
+	eval "exec {${var}_W}>\"\$d/in\" {${var}_R}<\"\$d/out\""
 	rm -rf "$d"
-	sr_on_exit "exec $SR_PKT_W>&-; wait $SR_PKT_PID"
+	sr_on_exit "exec ${!w}>&-; wait $pid"
+}
+
+# sr_pkt_start NETNS: roce_pkt.py --batch in NETNS, for sr_pkt.
+sr_pkt_start() {
+	sr_pipe_start SR_PKT ip netns exec "$1" python3 "$SR_DIR/roce_pkt.py" --batch
 }
 
 # sr_pkt ARGS...: roce_pkt.py's arguments for one frame set, sent through

@@ -20,16 +20,25 @@ sr_check "IPv6 GID present" sr_wait_gid "$DEV" "$IP6"
 
 command -v python3 >/dev/null || sr_skip "python3 missing"
 # send ADDR PORT NBYTES [COUNT]: COUNT (1) zero-filled UDP datagrams from
-# the peer namespace, from one interpreter: starting one under emulation
-# costs about a second.
-send() {
-	ip netns exec "$NS" python3 -c '
+# the peer namespace, all from one interpreter: starting one under
+# emulation costs about a second.
+sr_pipe_start UDP ip netns exec "$NS" python3 -c '
 import socket, sys
-a, p, n, c = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-s = socket.socket(socket.AF_INET6 if ":" in a else socket.AF_INET,
-                  socket.SOCK_DGRAM)
-for _ in range(c):
-    s.sendto(bytes(n), (a, p))' "$1" "$2" "$3" "${4:-1}"
+for line in sys.stdin:
+    a, p, n, c = line.split()
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in a else socket.AF_INET,
+                           socket.SOCK_DGRAM) as s:
+            for _ in range(int(c)):
+                s.sendto(bytes(int(n)), (a, int(p)))
+        print("sent", flush=True)
+    except OSError as e:
+        print("error", e, flush=True)' || sr_fail "the UDP sender did not start"
+send() {
+	local ans
+	echo "$1 $2 $3 ${4:-1}" >&"$UDP_W"
+	read -r -t 30 ans <&"$UDP_R"
+	[ "$ans" = sent ] || sr_log "UDP sender: '$ans' for $*"
 }
 # ICMP port-unreachables this host sent (the stack saw a datagram).
 unreach() { nstat -asz IcmpOutDestUnreachs | awk '$1 == "IcmpOutDestUnreachs" { print $2 }'; }
