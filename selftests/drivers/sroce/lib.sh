@@ -281,13 +281,14 @@ sr_counter() {
 }
 
 # sr_pipe_start VAR CMD...: start CMD in the background with its stdin
-# and stdout on two FIFOs, whose ends here are the descriptors in VAR_W
-# and VAR_R; at exit its stdin is closed and it is waited for. A test that
-# talks to a helper line by line pays for starting it once (Python takes
-# about 1.5 s under TCG). Not a coprocess: bash keeps one at a time, and
+# and stdout on two FIFOs, for a test that talks to a helper line by line
+# and pays for starting it once (Python takes 1 to 2 s under TCG). CMD
+# says "ready" first; VAR_PID is its process. Use sr_pipe_write and
+# sr_pipe_read. At exit its stdin is closed, and it is killed unless it
+# ended within 5 s. Not a coprocess: bash keeps one at a time, and
 # sr_target_start's may run already.
 sr_pipe_start() {
-	local var=$1 w=${1}_W d pid
+	local var=$1 d pid
 	shift
 	d=$(mktemp -d) && mkfifo "$d/in" "$d/out" || return 1
 	"$@" <"$d/in" >"$d/out" &
@@ -295,7 +296,46 @@ sr_pipe_start() {
 	# Opened in the order the child opens them, or both would wait.
 	eval "exec {${var}_W}>\"\$d/in\" {${var}_R}<\"\$d/out\""
 	rm -rf "$d"
-	sr_on_exit "exec ${!w}>&-; wait $pid"
+	printf -v "${var}_PID" %s "$pid"
+	sr_on_exit "sr_pipe_stop $var"
+	sr_pipe_read "$var" 30 && [ "$SR_PIPE_LINE" = ready ] && return 0
+	sr_log "$*: did not start (${SR_PIPE_LINE:-no answer})"
+	return 1
+}
+
+# sr_pipe_stop VAR: end sr_pipe_start's helper VAR. Later children
+# inherit its descriptors (bash sets no close-on-exec), so one that is
+# still running keeps its stdin open: hence the kill.
+sr_pipe_stop() {
+	local w=${1}_W r=${1}_R pid=${1}_PID i
+	eval "exec ${!w}>&- ${!r}<&-"
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "${!pid}" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "${!pid}" 2>/dev/null
+	wait "${!pid}"
+}
+
+# sr_pipe_write VAR LINE: send LINE to helper VAR; fails, without the
+# SIGPIPE that would end the test, if the helper is gone.
+sr_pipe_write() {
+	local w=${1}_W pid=${1}_PID
+	kill -0 "${!pid}" 2>/dev/null &&
+		(printf '%s\n' "$2" >&"${!w}") 2>/dev/null && return 0
+	sr_log "helper $1 is gone" >&2
+	return 1
+}
+
+# sr_pipe_read VAR SECS: one line from helper VAR into SR_PIPE_LINE, or
+# fail after SECS. A helper that did not answer in time is stopped: its
+# late answer would be taken for the next request's.
+sr_pipe_read() {
+	local r=${1}_R pid=${1}_PID
+	SR_PIPE_LINE=
+	read -r -t "$2" SR_PIPE_LINE <&"${!r}" && return 0
+	kill "${!pid}" 2>/dev/null
+	return 1
 }
 
 # sr_pkt_start NETNS: roce_pkt.py --batch in NETNS, for sr_pkt.
@@ -303,19 +343,20 @@ sr_pkt_start() {
 	sr_pipe_start SR_PKT ip netns exec "$1" python3 "$SR_DIR/roce_pkt.py" --batch
 }
 
-# sr_pkt ARGS...: roce_pkt.py's arguments for one frame set, sent through
-# sr_pkt_start's process; fails if it could not send them. With --reply,
+# sr_pkt ARGS...: roce_pkt.py's arguments for one frame set (printable
+# ASCII: printf %q's $'...' is not Python's shlex), sent through
+# sr_pkt_start's helper; fails if it could not send them. With --reply,
 # prints its answer line ("reply ..."). Not for --help.
 sr_pkt() {
-	local line
-	{ printf '%q ' "$@"; echo; } >&"$SR_PKT_W" || return 1
-	while read -r -t 60 line <&"$SR_PKT_R"; do
-		case $line in
+	sr_pipe_write SR_PKT "$(printf '%q ' "$@")" || return 1
+	while sr_pipe_read SR_PKT 60; do
+		case $SR_PIPE_LINE in
 		sent) return 0 ;;
-		"reply "*) echo "$line" ;;
-		*) sr_log "roce_pkt.py: $line"; return 1 ;;
+		"reply "*) echo "$SR_PIPE_LINE" ;;
+		*) sr_log "roce_pkt.py: $SR_PIPE_LINE" >&2; return 1 ;;
 		esac
 	done
+	sr_log "roce_pkt.py: no answer in 60 s" >&2
 	return 1
 }
 

@@ -6,10 +6,13 @@ test's choice and none the kernel's.
 
 usage: roce_pkt.py IFACE DST_MAC SRC_IP DST_IP [options]
 
-With --batch it reads one argument list per line from stdin (shell
-quoting, the four positional arguments included), sends each, and
-answers "sent" (or "error MESSAGE") on stdout: a test that sends many
-frames pays for starting Python once.
+With --batch it says "ready", then reads one argument list per line
+from stdin (shell quoting, the four positional arguments included),
+sends each, and answers "sent" (or "error MESSAGE") on stdout, after the
+"reply" line if --reply asked for one: a test that sends many frames
+pays for starting Python once. Its answer sockets stay open from one
+request to the next, and what reached them late for an earlier request
+is discarded before the next is sent.
 
 With --reply SECS it also plays the requester's part: it listens on UDP
 port 4791 (the netns it runs in has no RoCE device of its own) and prints
@@ -155,24 +158,43 @@ def parser():
     return p
 
 
-def send(a):
-    """Send the frames option set A asks for; print a reply if asked."""
+def send(a, answer_sockets=None):
+    """Send the frames option set A asks for; print a reply if asked.
+    ANSWER_SOCKETS (batch mode) keeps the answer sockets by address."""
     with open(f"/sys/class/net/{a.iface}/address") as f:
         src_mac = bytes.fromhex(f.read().strip().replace(":", ""))
     dst_mac = bytes.fromhex(a.dst_mac.replace(":", ""))
     with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:
-        send_on(s, a, src_mac, dst_mac)
+        send_on(s, a, src_mac, dst_mac, answer_sockets)
 
 
-def send_on(s, a, src_mac, dst_mac):
+def answer_socket(src_ip, kept):
+    """A UDP socket on SRC_IP's port 4791, from KEPT (a dict, or None)
+    and then emptied of what came late for an earlier request."""
+    r = kept.get(src_ip) if kept is not None else None
+    if r is not None:
+        r.setblocking(False)
+        try:
+            while True:
+                r.recv(65536)
+        except BlockingIOError:
+            pass
+        return r
+    v6 = ipaddress.ip_address(src_ip).version == 6
+    r = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET,
+                      socket.SOCK_DGRAM)
+    r.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    r.bind((src_ip, ROCE_PORT))
+    if kept is not None:
+        kept[src_ip] = r
+    return r
+
+
+def send_on(s, a, src_mac, dst_mac, kept=None):
     s.bind((a.iface, 0))
     pairs = [(a.src_ip, a.dst_ip)] + ([tuple(a.also)] if a.also else [])
     if a.reply is not None:
-        v6 = ipaddress.ip_address(a.src_ip).version == 6
-        r = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET,
-                          socket.SOCK_DGRAM)
-        r.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        r.bind((a.src_ip, ROCE_PORT))
+        r = answer_socket(a.src_ip, kept)
         r.settimeout(a.reply)
     for a.src_ip, a.dst_ip in pairs:
         pkt, v6 = build(a)
@@ -184,21 +206,26 @@ def send_on(s, a, src_mac, dst_mac):
             print("reply", parse_reply(r.recv(65536), a.msn))
         except socket.timeout:
             print("reply none")
-        r.close()
+        if kept is None:
+            r.close()
 
 
 def main():
     if sys.argv[1:] == ["--batch"]:
         p = parser()
         p.exit_on_error = False
+        kept = {}
+        print("ready", flush=True)
         for line in sys.stdin:
             try:
-                send(p.parse_args(shlex.split(line)))
+                send(p.parse_args(shlex.split(line)), kept)
                 print("sent", flush=True)
-            except (argparse.ArgumentError, OSError, ValueError) as e:
-                print("error", e, flush=True)
             except SystemExit:  # argparse has already said why
                 print("error bad arguments", flush=True)
+            except Exception as e:  # pylint: disable=broad-except
+                # An answer too short to parse, say: the next request
+                # must still be served.
+                print("error", type(e).__name__, e, flush=True)
         return 0
     send(parser().parse_args())
     return 0

@@ -20,25 +20,24 @@ sr_check "IPv6 GID present" sr_wait_gid "$DEV" "$IP6"
 
 command -v python3 >/dev/null || sr_skip "python3 missing"
 # send ADDR PORT NBYTES [COUNT]: COUNT (1) zero-filled UDP datagrams from
-# the peer namespace, all from one interpreter: starting one under
-# emulation costs about a second.
+# the peer namespace, all from one interpreter (sr_pipe_start).
 sr_pipe_start UDP ip netns exec "$NS" python3 -c '
 import socket, sys
+print("ready", flush=True)
 for line in sys.stdin:
-    a, p, n, c = line.split()
     try:
+        a, p, n, c = line.split()
         with socket.socket(socket.AF_INET6 if ":" in a else socket.AF_INET,
                            socket.SOCK_DGRAM) as s:
             for _ in range(int(c)):
                 s.sendto(bytes(int(n)), (a, int(p)))
         print("sent", flush=True)
-    except OSError as e:
+    except (OSError, ValueError) as e:
         print("error", e, flush=True)' || sr_fail "the UDP sender did not start"
 send() {
-	local ans
-	echo "$1 $2 $3 ${4:-1}" >&"$UDP_W"
-	read -r -t 30 ans <&"$UDP_R"
-	[ "$ans" = sent ] || sr_log "UDP sender: '$ans' for $*"
+	sr_pipe_write UDP "$1 $2 $3 ${4:-1}" && sr_pipe_read UDP 30 &&
+		[ "$SR_PIPE_LINE" = sent ] ||
+		sr_log "UDP sender: '$SR_PIPE_LINE' for $*"
 }
 # ICMP port-unreachables this host sent (the stack saw a datagram).
 unreach() { nstat -asz IcmpOutDestUnreachs | awk '$1 == "IcmpOutDestUnreachs" { print $2 }'; }

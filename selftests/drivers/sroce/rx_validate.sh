@@ -18,7 +18,7 @@ sr_link_add "$DEV" "$A"
 MAC=$(cat "/sys/class/net/$A/address")
 sr_wait_gid "$DEV" "$IP4" || sr_fail "IPv4 GID never appeared"
 sr_wait_gid "$DEV" "$IP6" || sr_fail "IPv6 GID never appeared"
-sr_pkt_start "$NS"
+sr_pkt_start "$NS" || sr_fail "roce_pkt.py did not start"
 
 COUNTERS="rx_roce_packets rx_drop_malformed rx_drop_bad_opcode rx_drop_bad_pkey rx_drop_bad_icrc rx_drop_no_qp"
 HW=/sys/class/infiniband/$DEV/ports/1/hw_counters
