@@ -300,6 +300,7 @@ sr_pipe_start() {
 	sr_on_exit "sr_pipe_stop $var"
 	sr_pipe_read "$var" 30 && [ "$SR_PIPE_LINE" = ready ] && return 0
 	sr_log "$*: did not start (${SR_PIPE_LINE:-no answer})"
+	kill "$pid" 2>/dev/null
 	return 1
 }
 
@@ -313,7 +314,7 @@ sr_pipe_stop() {
 		kill -0 "${!pid}" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill "${!pid}" 2>/dev/null
+	kill -0 "${!pid}" 2>/dev/null && kill -KILL "${!pid}"
 	wait "${!pid}"
 }
 
@@ -321,6 +322,7 @@ sr_pipe_stop() {
 # SIGPIPE that would end the test, if the helper is gone.
 sr_pipe_write() {
 	local w=${1}_W pid=${1}_PID
+	SR_PIPE_LINE=
 	kill -0 "${!pid}" 2>/dev/null &&
 		(printf '%s\n' "$2" >&"${!w}") 2>/dev/null && return 0
 	sr_log "helper $1 is gone" >&2
@@ -356,7 +358,7 @@ sr_pkt() {
 		*) sr_log "roce_pkt.py: $SR_PIPE_LINE" >&2; return 1 ;;
 		esac
 	done
-	sr_log "roce_pkt.py: no answer in 60 s" >&2
+	sr_log "roce_pkt.py: no answer (gone, or 60 s passed)" >&2
 	return 1
 }
 

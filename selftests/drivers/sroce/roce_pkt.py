@@ -171,7 +171,8 @@ def send(a, answer_sockets=None):
 def answer_socket(src_ip, kept):
     """A UDP socket on SRC_IP's port 4791, from KEPT (a dict, or None)
     and then emptied of what came late for an earlier request."""
-    r = kept.get(src_ip) if kept is not None else None
+    key = ipaddress.ip_address(src_ip)
+    r = kept.get(key) if kept is not None else None
     if r is not None:
         r.setblocking(False)
         try:
@@ -180,13 +181,12 @@ def answer_socket(src_ip, kept):
         except BlockingIOError:
             pass
         return r
-    v6 = ipaddress.ip_address(src_ip).version == 6
-    r = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET,
+    r = socket.socket(socket.AF_INET6 if key.version == 6 else socket.AF_INET,
                       socket.SOCK_DGRAM)
     r.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     r.bind((src_ip, ROCE_PORT))
     if kept is not None:
-        kept[src_ip] = r
+        kept[key] = r
     return r
 
 

@@ -32,12 +32,13 @@ for line in sys.stdin:
             for _ in range(int(c)):
                 s.sendto(bytes(int(n)), (a, int(p)))
         print("sent", flush=True)
-    except (OSError, ValueError) as e:
+    except Exception as e:
         print("error", e, flush=True)' || sr_fail "the UDP sender did not start"
 send() {
 	sr_pipe_write UDP "$1 $2 $3 ${4:-1}" && sr_pipe_read UDP 30 &&
-		[ "$SR_PIPE_LINE" = sent ] ||
-		sr_log "UDP sender: '$SR_PIPE_LINE' for $*"
+		[ "$SR_PIPE_LINE" = sent ] && return 0
+	sr_log "UDP sender: '$SR_PIPE_LINE' for $*"
+	return 1
 }
 # ICMP port-unreachables this host sent (the stack saw a datagram).
 unreach() { nstat -asz IcmpOutDestUnreachs | awk '$1 == "IcmpOutDestUnreachs" { print $2 }'; }
