@@ -285,8 +285,7 @@ sr_counter() {
 # and pays for starting it once (Python takes 1 to 2 s under TCG). CMD
 # says "ready" first; VAR_PID is its process. Use sr_pipe_write and
 # sr_pipe_read. At exit its stdin is closed, and it is killed unless it
-# ended within 5 s. Not a coprocess: bash keeps one at a time, and
-# sr_target_start's may run already.
+# ended within 5 s. Not a coprocess: bash keeps one at a time.
 sr_pipe_start() {
 	local var=$1 d pid
 	shift
@@ -652,25 +651,21 @@ sr_capture_summary() {
 }
 
 # sr_target_start DEV LOCAL_IP PEER_IP: sroce_target (live RC QPs for a
-# scripted peer) as the coprocess TGT, told to quit at exit, its stderr in
-# $SR_TARGET_ERR. Fails unless it comes up.
+# scripted peer) as sr_pipe_start's helper TGT, which ends when its stdin
+# closes at exit; its stderr in $SR_TARGET_ERR. Fails unless it comes up.
 sr_target_start() {
-	local bin line
+	local bin
 	bin=$(sr_tool sroce_target) || return 1
 	SR_TARGET_ERR=$(mktemp)
 	sr_on_exit "rm -f $SR_TARGET_ERR"
-	coproc TGT { "$bin" "$@" 2>"$SR_TARGET_ERR"; }
-	sr_on_exit "echo quit >&${TGT[1]}"
-	read -r -t 20 line <&"${TGT[0]}"
-	[ "$line" = ready ] || { sed 's/^/# /' "$SR_TARGET_ERR"; return 1; }
+	sr_pipe_start TGT "$bin" "$@" 2>"$SR_TARGET_ERR" ||
+		{ sed 's/^/# /' "$SR_TARGET_ERR"; return 1; }
 }
 
 # tgt CMD: one command to sroce_target, its answer line on stdout.
 tgt() {
-	local ans
-	echo "$*" >&"${TGT[1]}"
-	read -r -t 20 ans <&"${TGT[0]}" || ans="(no answer)"
-	echo "$ans"
+	sr_pipe_write TGT "$*" && sr_pipe_read TGT 20 || SR_PIPE_LINE="(no answer)"
+	echo "$SR_PIPE_LINE"
 }
 
 # The kernel must not have complained while the test ran.
