@@ -47,6 +47,10 @@ then
 	sr_done
 fi
 sr_check "RoCEv2 frames into $B marked CE" sr_mark_ce "$B" "$NS"
+# A wire keeps order; a veth need not (sr_rx_in_order): without this,
+# sroce once NAKed a packet of rdma_rxe's that another had overtaken, and
+# rxe counted a sequence NAK that no CNP caused (CI, 6.1, 2026-11-29).
+sr_check "$B's receive in one CPU's backlog" sr_rx_in_order "$B" "$NS"
 # The CNPs (BTH opcode 0x81, 28 bytes into an IPv4 packet) that reach rxe.
 if ! tc qdisc add dev "$A" clsact ||
 	! tc filter add dev "$A" ingress protocol ip u32 \
@@ -71,7 +75,8 @@ cnps_at_rxe() {
 }
 echo 0 >"$PARAM"
 
-SROCE_C=(rx_ecn_ce tx_cnp retransmit_timeout tlp_probe seq_nak_received)
+SROCE_C=(rx_ecn_ce tx_cnp retransmit_timeout tlp_probe seq_nak_received
+	rx_out_of_sequence nak_sent)
 # rxe's counters for what goes wrong on a queue pair, those this kernel's
 # rxe has. Not duplicate_request: a tail-loss probe of a read whose answer
 # is only slow, under emulation, asks again for nothing lost. Nor

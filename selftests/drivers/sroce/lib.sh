@@ -403,6 +403,23 @@ sr_cc_shape() {
 		limit "$3" ce_threshold 1ms ecn
 }
 
+# sr_rx_in_order NETDEV [NETNS] [CPU]: every packet NETDEV (in NETNS)
+# receives goes to one CPU's receive backlog (RPS; CPU 0 unless given), so
+# the stack takes them in the order they were sent, as a wire keeps them.
+# A veth queues each packet on the backlog of the CPU that transmits it,
+# and that CPU can change within one stream: a qdisc is dequeued by
+# whichever CPU runs it (sending, say, an ACK), and rdma_rxe sends from
+# whichever CPU ran its tasklet. Two backlogs drain independently, so a
+# packet could overtake an earlier one, and the receiver would rightly NAK it.
+sr_rx_in_order() {
+	local -a x=()
+	local cpu=${3:-0}
+	[ -n "${2:-}" ] && x=(ip netns exec "$2")
+	[ "$cpu" -lt "$(nproc)" ] || cpu=0
+	"${x[@]}" sh -c "echo $(printf %x $((1 << cpu))) \
+		>/sys/class/net/$1/queues/rx-0/rps_cpus"
+}
+
 # sr_mark_ce NETDEV [NETNS]: every IPv4 RoCEv2 frame NETDEV (in NETNS)
 # receives marked Congestion Experienced before any device sees it,
 # ECN-capable or not, its IP checksum fixed after it (the ICRC leaves the

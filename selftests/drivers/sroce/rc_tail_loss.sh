@@ -59,6 +59,13 @@ ip neigh replace "$PEER4" lladdr \
 	"$(ip netns exec "$NS" cat "/sys/class/net/$B/address")" dev "$A" \
 	nud permanent
 
+# In order, as on a wire (sr_rx_in_order): the droppers' qdiscs are
+# dequeued by whichever CPU runs them, and a packet another overtook would
+# draw a sequence NAK where the test counts timeouts and probes (CI, 6.1,
+# 2026-11-29: 44 dropped, 43 timeouts, 2 NAKs; the NAKs here came after
+# no drop, for a packet captured in order on its way out).
+sr_rx_in_order "$A" "" 0 && sr_rx_in_order "$B" "$NS" 1 ||
+	sr_fail "receive steered to one CPU on $A and $B"
 # The BTH follows a 20-byte IPv4 and an 8-byte UDP header; its AckReq bit
 # is the top bit of its 9th byte: offset 36 from the IP header, its opcode
 # the first byte, at offset 28. The same filter on both ends.
