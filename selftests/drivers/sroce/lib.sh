@@ -404,7 +404,8 @@ sr_cc_shape() {
 }
 
 # sr_rx_in_order NETDEV [NETNS] [CPU]: every packet NETDEV (in NETNS)
-# receives goes to one CPU's receive backlog (RPS; CPU 0 unless given), so
+# receives goes to one CPU's receive backlog (RPS; CPU 0 unless given, and
+# below 32: one word of mask; a CPU past the last is taken as 0), so
 # the stack takes them in the order they were sent, as a wire keeps them.
 # A veth queues each packet on the backlog of the CPU that transmits it,
 # and that CPU can change within one stream: a qdisc is dequeued by
@@ -416,8 +417,10 @@ sr_rx_in_order() {
 	local cpu=${3:-0}
 	[ -n "${2:-}" ] && x=(ip netns exec "$2")
 	[ "$cpu" -lt "$(nproc)" ] || cpu=0
-	"${x[@]}" sh -c "echo $(printf %x $((1 << cpu))) \
-		>/sys/class/net/$1/queues/rx-0/rps_cpus"
+	# Read back: a mask of no online CPU is taken without an error.
+	"${x[@]}" sh -c "f=/sys/class/net/$1/queues/rx-0/rps_cpus &&
+		echo $(printf %x $((1 << cpu))) >\$f &&
+		grep -q '[1-9a-f]' \$f"
 }
 
 # sr_mark_ce NETDEV [NETNS]: every IPv4 RoCEv2 frame NETDEV (in NETNS)
