@@ -174,7 +174,7 @@ sr_check "probe on: tails were lost" test "$DROPPED" -gt 0
 # runs (CI: 44 drops, 43 probes, 1 NAK) were most likely packets that
 # overtook others below, before both ends received in one backlog. A NAK
 # that fills a loss still counts, and its go-back is allowed for below.
-sr_check "probe on: a probe for each, or a NAK where a later packet came" \
+sr_check "probe on: a probe for each, or a NAK that filled one" \
 	test "$(( $(grew tlp_probe) + $(grew seq_nak_received) ))" -ge "$DROPPED"
 sr_check "probe on: no timeout" \
 	test "$(grew retransmit_timeout)" = 0
