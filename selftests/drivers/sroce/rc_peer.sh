@@ -94,6 +94,11 @@ QPS_RTS=3 QPS_ERR=6
 # (rounded down to 24).
 CR32=0x0a CR31=0x09
 
+# The answers below are the first each request draws; a two-packet READ's
+# last packet that comes late must not pass for the next one's.
+sr_check "roce_pkt.py passes over a late READ tail" \
+	python3 "$SR_DIR/roce_pkt.py" --check-answers
+
 if [ $HAVE_FLUSH = 1 ]; then
 	new_qp $((RW | RR | FLUSH_G)) $((LW | RW | RR | FLUSH_G)) ||
 		sr_fail "a QP and region with the FLUSH right"

@@ -18,6 +18,9 @@ With --reply SECS it also plays the requester's part: it listens on UDP
 port 4791 (the netns it runs in has no RoCE device of its own) and prints
 the first answer as "reply OPCODE PSN SYNDROME PAYLOAD_LEN", or
 "reply none"; with --msn, an answer with an AETH also gives its MSN last.
+A READ response's middle or last packet is never taken for the first
+answer: it is what came late of an earlier READ's response
+(--check-answers checks that, on this host's loopback).
 
 The ICRC is computed here independently of sroce (IBA A17.3.3: CRC32 over
 eight 0xff bytes, then the IP, UDP and BTH headers with their variant
@@ -30,9 +33,12 @@ import shlex
 import socket
 import struct
 import sys
+import time
 import zlib
 
 ROCE_PORT = 4791
+# RC RDMA READ response middle and last.
+READ_RESP_TAIL = (0x0e, 0x0f)
 
 # Bytes of extended headers after the BTH, by opcode (IBA 9.3).
 EXT_LEN = {
@@ -195,22 +201,62 @@ def send_on(s, a, src_mac, dst_mac, kept=None):
     pairs = [(a.src_ip, a.dst_ip)] + ([tuple(a.also)] if a.also else [])
     if a.reply is not None:
         r = answer_socket(a.src_ip, kept)
-        r.settimeout(a.reply)
     for a.src_ip, a.dst_ip in pairs:
         pkt, v6 = build(a)
         eth = dst_mac + src_mac + struct.pack("!H", 0x86dd if v6 else 0x0800)
         for _ in range(a.count):
             s.send(eth + pkt)
     if a.reply is not None:
-        try:
-            print("reply", parse_reply(r.recv(65536), a.msn))
-        except socket.timeout:
-            print("reply none")
+        print("reply", first_answer(r, a.reply, a.msn))
         if kept is None:
             r.close()
 
 
+def first_answer(r, secs, msn):
+    """The first answer on socket R within SECS, parsed, or "none". A READ
+    response's middle or last packet is never the first answer to a
+    request: one that comes is the late tail of an earlier READ's."""
+    deadline = time.monotonic() + secs
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "none"
+        r.settimeout(left)
+        try:
+            data = r.recv(65536)
+        except socket.timeout:
+            return "none"
+        if data and data[0] in READ_RESP_TAIL:
+            continue
+        return parse_reply(data, msn)
+
+
+def check_answers():
+    """--check-answers: first_answer() passes over a late READ tail, on
+    a UDP socket of this host's loopback. Exit status 0 when it does."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as r, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as w:
+        r.bind(("127.0.0.1", 0))
+
+        def bth(op):
+            """BTH (OP, PSN 4), AETH (syndrome 0x1f), ICRC; no payload."""
+            return bytes([op, 0, 0xff, 0xff, 0, 0, 0, 0x11,
+                          0, 0, 0, 4, 0x1f, 0, 0, 1]) + bytes(4)
+
+        w.sendto(bth(0x0f), r.getsockname())
+        w.sendto(bth(0x10), r.getsockname())
+        got = [first_answer(r, 2, False)]
+        w.sendto(bth(0x0e), r.getsockname())
+        got.append(first_answer(r, 0.2, False))
+    want = ["0x10 4 0x1f 0", "none"]
+    if got != want:
+        print("# answers", got, "where", want, file=sys.stderr)
+    return 0 if got == want else 1
+
+
 def main():
+    if sys.argv[1:] == ["--check-answers"]:
+        return check_answers()
     if sys.argv[1:] == ["--batch"]:
         p = parser()
         p.exit_on_error = False
