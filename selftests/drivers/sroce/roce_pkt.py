@@ -18,9 +18,9 @@ With --reply SECS it also plays the requester's part: it listens on UDP
 port 4791 (the netns it runs in has no RoCE device of its own) and prints
 the first answer as "reply OPCODE PSN SYNDROME PAYLOAD_LEN", or
 "reply none"; with --msn, an answer with an AETH also gives its MSN last.
-A READ response's middle or last packet is never taken for the first
-answer: it is what came late of an earlier READ's response
-(--check-answers checks that, on this host's loopback).
+After a READ response's first packet, its middle and last packets are
+never taken for an answer: they came late (--check-answers checks that,
+on this host's loopback).
 
 The ICRC is computed here independently of sroce (IBA A17.3.3: CRC32 over
 eight 0xff bytes, then the IP, UDP and BTH headers with their variant
@@ -37,7 +37,8 @@ import time
 import zlib
 
 ROCE_PORT = 4791
-# RC RDMA READ response middle and last.
+# RC RDMA READ response first; middle and last.
+READ_RESP_FIRST = 0x0d
 READ_RESP_TAIL = (0x0e, 0x0f)
 
 # Bytes of extended headers after the BTH, by opcode (IBA 9.3).
@@ -166,7 +167,7 @@ def parser():
 
 def send(a, answer_sockets=None):
     """Send the frames option set A asks for; print a reply if asked.
-    ANSWER_SOCKETS (batch mode) keeps the answer sockets by address."""
+    ANSWER_SOCKETS (batch mode) keeps each address's Answers."""
     with open(f"/sys/class/net/{a.iface}/address") as f:
         src_mac = bytes.fromhex(f.read().strip().replace(":", ""))
     dst_mac = bytes.fromhex(a.dst_mac.replace(":", ""))
@@ -174,81 +175,131 @@ def send(a, answer_sockets=None):
         send_on(s, a, src_mac, dst_mac, answer_sockets)
 
 
-def answer_socket(src_ip, kept):
-    """A UDP socket on SRC_IP's port 4791, from KEPT (a dict, or None)
-    and then emptied of what came late for an earlier request."""
-    key = ipaddress.ip_address(src_ip)
-    r = kept.get(key) if kept is not None else None
-    if r is not None:
-        r.setblocking(False)
+def psn_of(data):
+    return struct.unpack("!I", data[8:12])[0] & 0xffffff
+
+
+class Answers:
+    """A UDP socket on an address's port 4791, for the answers to our
+    requests, and the READ response tail it is still owed: after a
+    READ_RESPONSE_FIRST at PSN P, its MIDDLE and LAST packets (PSNs after
+    P) may come late, and are then no answer to a later request."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.owed_after = None
+
+    @classmethod
+    def bound(cls, src_ip):
+        ip = ipaddress.ip_address(src_ip)
+        r = socket.socket(socket.AF_INET6 if ip.version == 6
+                          else socket.AF_INET, socket.SOCK_DGRAM)
+        r.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        r.bind((src_ip, ROCE_PORT))
+        return cls(r)
+
+    def late_tail(self, data):
+        """Is DATA a packet of the owed READ response tail? The tail is
+        paid once its LAST comes."""
+        if (self.owed_after is None or len(data) < 12 or
+                data[0] not in READ_RESP_TAIL):
+            return False
+        if not 0 < (psn_of(data) - self.owed_after) & 0xffffff < 1 << 23:
+            return False
+        if data[0] == READ_RESP_TAIL[-1]:
+            self.owed_after = None
+        return True
+
+    def drain(self):
+        """Discard what came late for an earlier request."""
+        self.sock.setblocking(False)
         try:
             while True:
-                r.recv(65536)
+                self.late_tail(self.sock.recv(65536))
         except BlockingIOError:
             pass
-        return r
-    r = socket.socket(socket.AF_INET6 if key.version == 6 else socket.AF_INET,
-                      socket.SOCK_DGRAM)
-    r.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    r.bind((src_ip, ROCE_PORT))
+
+    def first(self, secs, msn):
+        """The first answer within SECS, parsed, or "none"; the owed
+        tail's packets are passed over."""
+        deadline = time.monotonic() + secs
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "none"
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                return "none"
+            if self.late_tail(data):
+                continue
+            if data and data[0] == READ_RESP_FIRST:
+                self.owed_after = psn_of(data)
+            return parse_reply(data, msn)
+
+
+def answers_for(src_ip, kept):
+    """SRC_IP's Answers: from KEPT (a dict, or None), emptied of what
+    came late for an earlier request, or new."""
+    key = ipaddress.ip_address(src_ip)
+    ans = kept.get(key) if kept is not None else None
+    if ans is not None:
+        ans.drain()
+        return ans
+    ans = Answers.bound(src_ip)
     if kept is not None:
-        kept[key] = r
-    return r
+        kept[key] = ans
+    return ans
 
 
 def send_on(s, a, src_mac, dst_mac, kept=None):
     s.bind((a.iface, 0))
     pairs = [(a.src_ip, a.dst_ip)] + ([tuple(a.also)] if a.also else [])
     if a.reply is not None:
-        r = answer_socket(a.src_ip, kept)
+        ans = answers_for(a.src_ip, kept)
     for a.src_ip, a.dst_ip in pairs:
         pkt, v6 = build(a)
         eth = dst_mac + src_mac + struct.pack("!H", 0x86dd if v6 else 0x0800)
         for _ in range(a.count):
             s.send(eth + pkt)
     if a.reply is not None:
-        print("reply", first_answer(r, a.reply, a.msn))
+        print("reply", ans.first(a.reply, a.msn))
         if kept is None:
-            r.close()
-
-
-def first_answer(r, secs, msn):
-    """The first answer on socket R within SECS, parsed, or "none". A READ
-    response's middle or last packet is never the first answer to a
-    request: one that comes is the late tail of an earlier READ's."""
-    deadline = time.monotonic() + secs
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return "none"
-        r.settimeout(left)
-        try:
-            data = r.recv(65536)
-        except socket.timeout:
-            return "none"
-        if data and data[0] in READ_RESP_TAIL:
-            continue
-        return parse_reply(data, msn)
+            ans.sock.close()
 
 
 def check_answers():
-    """--check-answers: first_answer() passes over a late READ tail, on
-    a UDP socket of this host's loopback. Exit status 0 when it does."""
+    """--check-answers: Answers passes over the late tail of a READ
+    response it printed the first packet of, and over nothing else, on a
+    UDP socket of this host's loopback. Exit status 0 when it does."""
+    def pkt(op, psn):
+        """BTH (OP, PSN), AETH (syndrome 0x1f), ICRC; no payload."""
+        return bytes([op, 0, 0xff, 0xff, 0, 0, 0, 0x11,
+                      0, 0, 0, psn, 0x1f, 0, 0, 1]) + bytes(4)
+
+    # (packets that arrive, then the answer printed for a request)
+    steps = [
+        ([(0x0d, 3)], "0x0d 3 0x1f 0"),        # a READ's FIRST
+        ([(0x0f, 4), (0x10, 4)], "0x10 4 0x1f 0"),  # its LAST came late
+        ([(0x0f, 5)], "0x0f 5 0x1f 0"),        # nothing owed: reported
+        ([(0x0d, 6), (0x0e, 7)], "0x0d 6 0x1f 0"),
+        ([(0x0e, 7), (0x0f, 8)], "none"),      # a tail, drained first
+        ([(0x0f, 9)], "0x0f 9 0x1f 0"),        # paid: reported again
+    ]
+    got = []
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as r, \
             socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as w:
         r.bind(("127.0.0.1", 0))
-
-        def bth(op):
-            """BTH (OP, PSN 4), AETH (syndrome 0x1f), ICRC; no payload."""
-            return bytes([op, 0, 0xff, 0xff, 0, 0, 0, 0x11,
-                          0, 0, 0, 4, 0x1f, 0, 0, 1]) + bytes(4)
-
-        w.sendto(bth(0x0f), r.getsockname())
-        w.sendto(bth(0x10), r.getsockname())
-        got = [first_answer(r, 2, False)]
-        w.sendto(bth(0x0e), r.getsockname())
-        got.append(first_answer(r, 0.2, False))
-    want = ["0x10 4 0x1f 0", "none"]
+        ans = Answers(r)
+        for i, (arrive, _) in enumerate(steps):
+            for op, psn in arrive:
+                w.sendto(pkt(op, psn), r.getsockname())
+            if i == 4:
+                time.sleep(0.1)
+                ans.drain()
+            got.append(ans.first(0.5, False))
+    want = [w for _, w in steps]
     if got != want:
         print("# answers", got, "where", want, file=sys.stderr)
     return 0 if got == want else 1
