@@ -112,10 +112,15 @@ def build(a):
     return pkt, v6
 
 
+def psn_of(data):
+    """The PSN in the BTH at the start of DATA."""
+    return struct.unpack("!I", data[8:12])[0] & 0xffffff
+
+
 def parse_reply(data, msn=False):
     """OPCODE PSN SYNDROME PAYLOAD_LEN [MSN] of a RoCEv2 UDP payload."""
     opcode, flags = data[0], data[1]
-    psn = struct.unpack("!I", data[8:12])[0] & 0xffffff
+    psn = psn_of(data)
     has_aeth = opcode in (0x0d, 0x0f, 0x10, 0x11, 0x12)
     syn = data[12] if has_aeth else -1
     plen = len(data) - 12 - EXT_LEN.get(opcode, 0) - 4 - ((flags >> 4) & 3)
@@ -173,10 +178,6 @@ def send(a, answer_sockets=None):
     dst_mac = bytes.fromhex(a.dst_mac.replace(":", ""))
     with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as s:
         send_on(s, a, src_mac, dst_mac, answer_sockets)
-
-
-def psn_of(data):
-    return struct.unpack("!I", data[8:12])[0] & 0xffffff
 
 
 class Answers:
@@ -299,10 +300,10 @@ def check_answers():
                 time.sleep(0.1)
                 ans.drain()
             got.append(ans.first(0.5, False))
-    want = [w for _, w in steps]
-    if got != want:
-        print("# answers", got, "where", want, file=sys.stderr)
-    return 0 if got == want else 1
+    expected = [answer for _, answer in steps]
+    if got != expected:
+        print("# answers", got, "where", expected, file=sys.stderr)
+    return 0 if got == expected else 1
 
 
 def main():
