@@ -12,7 +12,10 @@
 #    with the frames captured on the veth: RoCEv2 really crossed it,
 #    tshark dissects every frame without a malformed-packet error, and the
 #    frames fit the path MTU.
-# Netdev MTUs are 9000, so the ports' active MTU is 4096.
+# Netdev MTUs are 9000, so the ports' active MTU is 4096. Within one
+# device, SENDs and WRITEs of several MTUs go as units that stand for
+# several packets (tx_local_units): the loopback cases must use them, and
+# the two devices of the netns cases must not.
 #
 # SR_RC_LINK_TYPE=rxe runs the loopback cases over rdma_rxe instead, to
 # compare; the netns cases need sroce (rxe listens in init_net only).
@@ -82,6 +85,7 @@ if ! g4=$(sr_gid_index "$LDEV" "$L4"); then
 elif [ "$TYPE" != sroce ]; then
 	rc "loopback IPv4" SROCE_DEV_A="$LDEV" SROCE_GID_A="$g4"
 fi
+units0=$(sr_counter "$LDEV" tx_local_units)
 if g6=$(sr_gid_index "$LDEV" "$L6"); then
 	# The error, MW and SRQ tests do not depend on the address family.
 	ops "loopback IPv6" SROCE_DEV_A="$LDEV" SROCE_GID_A="$g6" \
@@ -97,6 +101,12 @@ if [ -n "$g4" ]; then
 			-t send -t rdma_write_with_imm -t rdma_read \
 			-t multi_sge -t many_mtus_odd_length -t psn_wrap
 	done
+fi
+if [ "$TYPE" = sroce ]; then
+	units=$(( $(sr_counter "$LDEV" tx_local_units) - units0 ))
+	sr_log "loopback: $units units of several MTUs"
+	sr_check "loopback: multi-MTU SENDs and WRITEs went as units" \
+		test "$units" -gt 0
 fi
 
 # ------------------------------------------------ (c): across a netns
@@ -122,7 +132,7 @@ netns() {
 		return
 	fi
 	for c in rx_roce_packets rx_drop_bad_icrc rx_drop_malformed \
-		rx_local_no_icrc tx_local_no_icrc; do
+		rx_local_no_icrc tx_local_no_icrc tx_local_units; do
 		before[$DA.$c]=$(sr_counter "$DA" "$c")
 		before[$DB.$c]=$(sr_counter "$DB" "$c")
 	done
@@ -143,7 +153,8 @@ netns() {
 	sr_check "$what: both devices sent without an ICRC" test \
 		"$(sr_counter "$DA" tx_local_no_icrc)" -gt "${before[$DA.tx_local_no_icrc]}" -a \
 		"$(sr_counter "$DB" tx_local_no_icrc)" -gt "${before[$DB.tx_local_no_icrc]}"
-	for c in rx_drop_bad_icrc rx_drop_malformed; do
+	# Units stay inside a device: the veth carried packets.
+	for c in rx_drop_bad_icrc rx_drop_malformed tx_local_units; do
 		sr_check "$what: $c stayed put" test \
 			"$(sr_counter "$DA" "$c").$(sr_counter "$DB" "$c")" = \
 			"${before[$DA.$c]}.${before[$DB.$c]}"

@@ -76,6 +76,10 @@
  * @SROCE_CNT_TX_LOCAL_NO_ICRC: packets sent without an ICRC because a
  *	sroce device behind a veth takes them unchecked, still
  *	CHECKSUM_PARTIAL (sroce_net_peer_unchecked())
+ * @SROCE_CNT_TX_LOCAL_UNITS: packets to a queue pair of the same device
+ *	that carried several path MTUs of a SEND or WRITE, standing for as
+ *	many PSNs (SROCE_LO_UNIT_NPSN); each also counts once in
+ *	tx_roce_packets
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -122,6 +126,7 @@ enum sroce_counter {
 	SROCE_CNT_READ_RESP_HELD,
 	SROCE_CNT_RX_LOCAL_NO_ICRC,
 	SROCE_CNT_TX_LOCAL_NO_ICRC,
+	SROCE_CNT_TX_LOCAL_UNITS,
 	SROCE_NUM_COUNTERS
 };
 

@@ -37,9 +37,12 @@
  * before a drop.
  */
 #define SROCE_LO_QUEUE_MAX	1024
-/* Packets one drainer delivers before letting others in. */
+/*
+ * PSNs one drainer delivers before letting others in: a unit of several
+ * (SROCE_LO_UNIT_NPSN) weighs as the packets it stands for.
+ */
 #define SROCE_LO_BUDGET		256
-/* Packets one sroce_lo_drain() call delivers, softirqs held off (about). */
+/* PSNs one sroce_lo_drain() call delivers, softirqs held off (about). */
 #define SROCE_LO_DRAIN_MAX	(4 * SROCE_LO_BUDGET)
 
 /* This CPU's task will call sroce_lo_drain() before it enables BH. */
@@ -99,7 +102,7 @@ bool sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
 /*
  * Deliver up to a budget from @shard, taken off its queue in one hold of
  * the lock; what the deliveries send queues behind it. The drain lock
- * keeps the order. Return: packets delivered.
+ * keeps the order. Return: PSNs delivered (the budget's unit).
  */
 static int sroce_lo_deliver_locked(struct sroce_lo_shard *shard)
 {
@@ -111,13 +114,12 @@ static int sroce_lo_deliver_locked(struct sroce_lo_shard *shard)
 	lockdep_assert_held(&shard->drain_lock);
 	__skb_queue_head_init(&batch);
 	spin_lock(&shard->queue.lock);
-	if (skb_queue_len(&shard->queue) <= SROCE_LO_BUDGET)
-		skb_queue_splice_init(&shard->queue, &batch);
-	else
-		for (n = 0; n < SROCE_LO_BUDGET; n++)
-			__skb_queue_tail(&batch, __skb_dequeue(&shard->queue));
+	n = 0;
+	while (n < SROCE_LO_BUDGET && (skb = __skb_dequeue(&shard->queue))) {
+		__skb_queue_tail(&batch, skb);
+		n += sroce_lo_cb(skb)->npsn ?: 1;
+	}
 	spin_unlock(&shard->queue.lock);
-	n = skb_queue_len(&batch);
 	while ((skb = __skb_dequeue(&batch))) {
 		sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
 		sroce_rcv_local(sdev, skb);

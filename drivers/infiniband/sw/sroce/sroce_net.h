@@ -19,6 +19,8 @@
  * @hdr_len: bytes of BTH and extension headers
  * @payload_off: offset of the payload from skb->data
  * @payload_len: payload bytes, without pad and ICRC
+ * @npsn: PSNs it stands for, from @psn on: more than 1 only for a unit of
+ *	the device's loop (SROCE_LO_UNIT_NPSN)
  * @saddr: source IP address (IPv4 in its mapped form)
  */
 struct sroce_pkt {
@@ -32,7 +34,29 @@ struct sroce_pkt {
 	unsigned int hdr_len;
 	unsigned int payload_off;
 	unsigned int payload_len;
+	u32 npsn;
 };
+
+/*
+ * What a looped-back packet carries besides its bytes: it never leaves
+ * the device, so nothing else reads or writes its control buffer. Zeroed
+ * by allocation, which stands for one PSN.
+ */
+struct sroce_lo_cb {
+	u32 npsn;
+};
+
+/* The last PSN a packet stands for. */
+static inline u32 sroce_pkt_last_psn(const struct sroce_pkt *pkt)
+{
+	return (pkt->psn + pkt->npsn - 1) & SROCE_PSN_MASK;
+}
+
+static inline struct sroce_lo_cb *sroce_lo_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct sroce_lo_cb) > sizeof(skb->cb));
+	return (struct sroce_lo_cb *)skb->cb;
+}
 
 /* sroce_tx.c */
 int sroce_path_from_ah(struct sroce_dev *sdev, const struct rdma_ah_attr *av,

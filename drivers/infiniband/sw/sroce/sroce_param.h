@@ -6,6 +6,7 @@
 #define SROCE_PARAM_H
 
 #include <linux/bits.h>
+#include <linux/sizes.h>
 
 #define SROCE_FW_MAJOR		0
 #define SROCE_FW_MINOR		1
@@ -75,6 +76,17 @@
  * pages; below it, copying costs less than taking page references.
  */
 #define SROCE_TX_ZCOPY_MIN	1024
+/*
+ * An RC SEND or WRITE to a queue pair of the same device goes in units of
+ * up to SROCE_LO_UNIT_NPSN path MTUs and SROCE_LO_UNIT_BYTES, each unit
+ * one packet through the loop (sroce_loop.c) that stands for as many
+ * PSNs: the per-packet work is paid once per unit. A unit's pages fill
+ * all fragments of its packet but two: the ICRC trailer and the page a
+ * misaligned buffer spills into; the IP length field bounds it too.
+ */
+#define SROCE_LO_UNIT_NPSN	SROCE_ACKREQ_EVERY
+#define SROCE_LO_UNIT_BYTES	min_t(u32, (MAX_SKB_FRAGS - 2) * PAGE_SIZE, \
+				      SZ_64K - SZ_4K)
 /* QPN 0 and 1 are the SMI and GSI QPs; keep a few more for the future. */
 #define SROCE_MIN_QPN		16
 #define SROCE_MAX_QPN		0xffffff

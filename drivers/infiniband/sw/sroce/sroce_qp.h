@@ -38,7 +38,7 @@ struct sroce_swqe_state {
  * @psn: PSN of the next packet
  * @una: oldest PSN not yet acknowledged
  * @rd_pending: reads and atomics sent and not yet completed
- * @since_ackreq: packets sent since the last one asking for an ACK
+ * @since_ackreq: PSNs sent since the last packet asking for an ACK
  * @retry_left: retransmissions left before the QP fails
  * @rnr_left: RNR retries left (7: unlimited)
  * @rnr_wait: waiting out an RNR NAK's timer before resending

@@ -144,7 +144,7 @@ static void sroce_rcv_cnp(struct sroce_qp *qp, struct sroce_pkt *pkt)
  */
 static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 			       unsigned int bth_off, unsigned int hdr_len,
-			       unsigned int payload)
+			       unsigned int payload, u32 npsn)
 {
 	const struct sroce_bth *bth = (const void *)(skb->data + bth_off);
 	struct sroce_pkt pkt = {
@@ -157,6 +157,7 @@ static void sroce_rcv_dispatch(struct sroce_dev *sdev, struct sk_buff *skb,
 		.hdr_len = hdr_len,
 		.payload_off = bth_off + hdr_len,
 		.payload_len = payload,
+		.npsn = npsn,
 	};
 	struct sroce_qp *qp;
 
@@ -214,10 +215,11 @@ out:
 
 /*
  * Validate one RoCEv2 packet and hand it on; @check_icrc is false only
- * for packets this device looped back to itself, which carry none.
+ * for packets that never crossed a link, which carry none. @npsn is the
+ * PSNs it stands for: more than 1 only for a unit of this device's loop.
  */
 static void sroce_rcv_checked(struct sroce_dev *sdev, struct sk_buff *skb,
-			      bool check_icrc)
+			      bool check_icrc, u32 npsn)
 {
 	const struct sroce_opcode_info *info;
 	unsigned int l4off, ulen, bth_off, icrc_off, pad, payload;
@@ -278,7 +280,7 @@ static void sroce_rcv_checked(struct sroce_dev *sdev, struct sk_buff *skb,
 		goto drop;
 	}
 
-	sroce_rcv_dispatch(sdev, skb, bth_off, info->hdr_len, payload);
+	sroce_rcv_dispatch(sdev, skb, bth_off, info->hdr_len, payload, npsn);
 	return;
 drop:
 	if (have_bth) {
@@ -313,7 +315,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 
 	if (local)
 		sroce_count(sdev, SROCE_CNT_RX_LOCAL_NO_ICRC);
-	sroce_rcv_checked(sdev, skb, !local);
+	sroce_rcv_checked(sdev, skb, !local, 1);
 }
 
 /**
@@ -321,12 +323,13 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
  * @sdev: the device
  * @skb: the packet, IP header at skb->data; consumed
  *
- * It was built here and never left memory: no ICRC to check.
+ * It was built here and never left memory: no ICRC to check, and it may
+ * be a unit of several PSNs (SROCE_LO_UNIT_NPSN).
  * Context: BH disabled.
  */
 void sroce_rcv_local(struct sroce_dev *sdev, struct sk_buff *skb)
 {
-	sroce_rcv_checked(sdev, skb, false);
+	sroce_rcv_checked(sdev, skb, false, sroce_lo_cb(skb)->npsn ?: 1);
 }
 
 /**

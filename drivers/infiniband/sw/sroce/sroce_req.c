@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The RC and UC requester (IBA 9.7): the send queue's WQEs cut into
- * packets of the path MTU and sent within a window of SROCE_TX_WINDOW
- * unacknowledged PSNs, local operations (REG_MR, LOCAL_INV, BIND_MW)
+ * packets of the path MTU (or, to a queue pair of the same device, units
+ * of several, SROCE_LO_UNIT_NPSN) and sent within a window of
+ * SROCE_TX_WINDOW unacknowledged PSNs, local operations (REG_MR, LOCAL_INV, BIND_MW)
  * executed in order, and the retransmission timer armed. What comes back
  * is the completer's (sroce_comp.c).
  *
@@ -215,16 +216,44 @@ static bool sroce_req_more_to_send(struct sroce_qp *qp)
 }
 
 /*
- * Send the next packet of the WQE at req->next, its payload attached
- * rather than copied where @may_zcopy allows. Return 0, -ENOMEM to try
- * again later, or -EACCES when a local key does not cover the data.
+ * Payload bytes the next packet of a SEND or WRITE to a queue pair of this
+ * device may take: a unit of several path MTUs when its payload goes as
+ * the user's pages (SROCE_LO_UNIT_NPSN), else one. One SGE only: the
+ * pieces of several may need more fragments than a packet has. Not a
+ * tail-loss probe: the responder may hold the PSNs before the one it
+ * probes, and takes a unit that begins before its expected PSN as a
+ * duplicate, dropping the rest.
  */
-static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
+static u32 sroce_req_max_payload(const struct sroce_qp *qp,
+				 const struct sroce_send_wqe *w, bool may_unit)
+{
+	u32 op = w->opcode;
+
+	if (!may_unit || !qp->path.loopback || qp->kernel ||
+	    qp->ibqp.qp_type != IB_QPT_RC || qp->req.probe_ackreq ||
+	    w->num_sge != 1 || (w->send_flags & SROCE_SEND_F_INLINE) ||
+	    !(op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
+	      op == IB_UVERBS_WR_SEND_WITH_INV ||
+	      op == IB_UVERBS_WR_RDMA_WRITE ||
+	      op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM))
+		return qp->mtu;
+	return rounddown(min_t(u32, SROCE_LO_UNIT_NPSN * qp->mtu,
+			       SROCE_LO_UNIT_BYTES), qp->mtu);
+}
+
+/*
+ * Send the next packet of the WQE at req->next, its payload attached
+ * rather than copied where @may_zcopy allows, a unit of several PSNs
+ * where @may_unit does. Return 0, -ENOMEM to try again later, or -EACCES
+ * when a local key does not cover the data.
+ */
+static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
+				  bool may_unit)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_send_wqe *w = sroce_swqe(qp, req->next);
 	struct sroce_swqe_state *st = sroce_sst(qp, req->next);
-	u32 op = w->opcode, plen = 0, ext_len = 0;
+	u32 op = w->opcode, plen = 0, ext_len = 0, npsn = 1;
 	bool first = req->off == 0, last = true, ackreq = false, se;
 	bool rdatomic = sroce_op_is_rdatomic(op);
 	bool imm = op == IB_UVERBS_WR_SEND_WITH_IMM ||
@@ -249,7 +278,9 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 	} else if (op == IB_UVERBS_WR_RDMA_READ) {
 		ext_len = SROCE_RETH_BYTES;
 	} else {
-		plen = min(st->length - req->off, qp->mtu);
+		plen = min(st->length - req->off,
+			   sroce_req_max_payload(qp, w, may_zcopy && may_unit));
+		npsn = sroce_msg_npsn(qp, plen);
 		last = req->off + plen == st->length;
 		if (write && first)
 			ext_len += SROCE_RETH_BYTES;
@@ -258,7 +289,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 		/* UC has no acknowledgments to ask for. */
 		ackreq = !uc &&
 			 (req->probe_ackreq ||
-			  req->since_ackreq + 1 >= SROCE_ACKREQ_EVERY ||
+			  req->since_ackreq + npsn >= SROCE_ACKREQ_EVERY ||
 			  (last && (qp->sq_sig_all ||
 				    (w->send_flags & SROCE_SEND_F_SIGNALED) ||
 				    !sroce_req_more_to_send(qp))) ||
@@ -286,6 +317,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 			     zcopy ? NULL : &payload);
 	if (!skb)
 		return -ENOMEM;
+	sroce_lo_cb(skb)->npsn = npsn;
 	hdr_end = (u8 *)ext + ext_len;
 
 	if (sroce_op_is_atomic(op)) {
@@ -336,9 +368,12 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 			err = sroce_tx_end_frags(skb);
 		if (err) {
 			kfree_skb(skb);
+			/* A unit in more pieces than fragments: one packet. */
+			if (err == -E2BIG && npsn > 1)
+				return sroce_req_build_packet(qp, true, false);
 			/* Pages that cannot be referenced: copy them. */
 			if (err == -E2BIG || err == -EOPNOTSUPP)
-				return sroce_req_build_packet(qp, false);
+				return sroce_req_build_packet(qp, false, false);
 			return err;
 		}
 	} else if (plen && (w->send_flags & SROCE_SEND_F_INLINE)) {
@@ -351,6 +386,8 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 			return err;
 		}
 	}
+	if (npsn > 1)
+		sroce_qp_count(qp, SROCE_CNT_TX_LOCAL_UNITS);
 	sroce_tx_send(qp, skb);
 
 	/*
@@ -363,12 +400,12 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 		req->rtt_start_ns = ktime_get_ns();
 	}
 	req->probe_ackreq = false;
-	req->since_ackreq = ackreq ? 0 : req->since_ackreq + 1;
+	req->since_ackreq = ackreq ? 0 : req->since_ackreq + npsn;
 	if (rdatomic) {
 		req->psn = (st->first_psn + st->npsn) & SROCE_PSN_MASK;
 		req->rd_pending++;
 	} else {
-		req->psn = (req->psn + 1) & SROCE_PSN_MASK;
+		req->psn = (req->psn + npsn) & SROCE_PSN_MASK;
 	}
 	if (sroce_psn_cmp(req->psn, req->high_psn) > 0)
 		req->high_psn = req->psn;
@@ -382,7 +419,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy)
 
 static int sroce_req_send_packet(struct sroce_qp *qp)
 {
-	return sroce_req_build_packet(qp, true);
+	return sroce_req_build_packet(qp, true, true);
 }
 
 /*

@@ -233,6 +233,23 @@ static bool sroce_resp_uc_in_order(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	return true;
 }
 
+/*
+ * Does the payload of a SEND or WRITE packet fit: a path MTU's worth in
+ * one that does not end the message, at most that in one that does? A
+ * unit of the device's loop must fill as many packets as it stands for,
+ * all but the last full.
+ */
+static bool sroce_resp_len_ok(const struct sroce_qp *qp,
+			      const struct sroce_pkt *pkt, bool last)
+{
+	u32 full = pkt->npsn * qp->mtu;
+
+	if (!last)
+		return pkt->payload_len == full;
+	return pkt->payload_len <= full &&
+	       (pkt->npsn == 1 || pkt->payload_len > full - qp->mtu);
+}
+
 static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			    u8 op)
 {
@@ -247,8 +264,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	int err;
 
 	if (first != !resp->in_send || resp->in_write ||
-	    pkt->payload_len > qp->mtu ||
-	    (!last && pkt->payload_len != qp->mtu)) {
+	    !sroce_resp_len_ok(qp, pkt, last)) {
 		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt,
 			       IB_WC_REM_INV_REQ_ERR);
 		return;
@@ -269,7 +285,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		return;
 	}
 	resp->recv_off += pkt->payload_len;
-	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
+	resp->epsn = (resp->epsn + pkt->npsn) & SROCE_PSN_MASK;
 	if (last && inv) {
 		/* SEND with invalidate: an FRMR or type 2 MW, by rkey. */
 		memcpy(&ieth, pkt->hdr + SROCE_BTH_BYTES, sizeof(ieth));
@@ -292,7 +308,7 @@ static void sroce_resp_send(struct sroce_qp *qp, struct sroce_pkt *pkt,
 					 pkt->se);
 	}
 	if (pkt->ackreq)
-		sroce_resp_ack(qp, pkt->psn);
+		sroce_resp_ack(qp, sroce_pkt_last_psn(pkt));
 }
 
 static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
@@ -307,8 +323,8 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	u32 len = pkt->payload_len;
 	struct sroce_mr *mr;
 
-	if (first != !resp->in_write || resp->in_send || len > qp->mtu ||
-	    (!last && len != qp->mtu)) {
+	if (first != !resp->in_write || resp->in_send ||
+	    !sroce_resp_len_ok(qp, pkt, last)) {
 		sroce_resp_nak(qp, SROCE_NAK_INV_REQ, pkt, 0);
 		return;
 	}
@@ -370,7 +386,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		resp->write_va += len;
 		resp->write_left -= len;
 	}
-	resp->epsn = (resp->epsn + 1) & SROCE_PSN_MASK;
+	resp->epsn = (resp->epsn + pkt->npsn) & SROCE_PSN_MASK;
 	if (last) {
 		resp->in_write = false;
 		resp->msn++;
@@ -384,7 +400,7 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 						 pkt->se);
 	}
 	if (pkt->ackreq)
-		sroce_resp_ack(qp, pkt->psn);
+		sroce_resp_ack(qp, sroce_pkt_last_psn(pkt));
 }
 
 /* Send one packet of a queued reply; true when the reply is done. */
