@@ -278,8 +278,15 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 	} else if (op == IB_UVERBS_WR_RDMA_READ) {
 		ext_len = SROCE_RETH_BYTES;
 	} else {
-		plen = min(st->length - req->off,
-			   sroce_req_max_payload(qp, w, may_zcopy && may_unit));
+		u32 max = sroce_req_max_payload(qp, w, may_zcopy && may_unit);
+
+		/*
+		 * Units end at multiples of their size into the message,
+		 * whatever PSN a resend starts from: the responder holds
+		 * whole units, and one that starts before its expected PSN
+		 * would be a duplicate whose rest it drops.
+		 */
+		plen = min(st->length - req->off, max - req->off % max);
 		npsn = sroce_msg_npsn(qp, plen);
 		last = req->off + plen == st->length;
 		if (write && first)
@@ -362,8 +369,11 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 	if (op == SROCE_WR_ATOMIC_WRITE) {
 		/* Its payload is in place already. */
 	} else if (zcopy) {
+		/* The SGE cursor moves only with a packet that goes. */
+		u32 sge = req->sge, sge_off = req->sge_off;
+
 		err = sroce_sgl_attach(qp, sroce_swqe_sge(w), w->num_sge,
-				       &req->sge, &req->sge_off, skb, plen);
+				       &sge, &sge_off, skb, plen);
 		if (!err)
 			err = sroce_tx_end_frags(skb);
 		if (err) {
@@ -376,6 +386,8 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 				return sroce_req_build_packet(qp, false, false);
 			return err;
 		}
+		req->sge = sge;
+		req->sge_off = sge_off;
 	} else if (plen && (w->send_flags & SROCE_SEND_F_INLINE)) {
 		memcpy(payload, (u8 *)(w + 1) + req->off, plen);
 	} else if (plen) {
