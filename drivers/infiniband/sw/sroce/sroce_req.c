@@ -3,8 +3,8 @@
  * The RC and UC requester (IBA 9.7): the send queue's WQEs cut into
  * packets of the path MTU (or, to a queue pair of the same device, units
  * of several, SROCE_LO_UNIT_NPSN) and sent within a window of
- * SROCE_TX_WINDOW unacknowledged PSNs, local operations (REG_MR, LOCAL_INV, BIND_MW)
- * executed in order, and the retransmission timer armed. What comes back
+ * SROCE_TX_WINDOW unacknowledged PSNs, local operations (REG_MR,
+ * LOCAL_INV, BIND_MW) executed in order, and the retransmission timer armed. What comes back
  * is the completer's (sroce_comp.c).
  *
  * ACKs are requested only where they matter: on a message's last packet
@@ -216,26 +216,19 @@ static bool sroce_req_more_to_send(struct sroce_qp *qp)
 }
 
 /*
- * Payload bytes the next packet of a SEND or WRITE to a queue pair of this
- * device may take: a unit of several path MTUs when its payload goes as
- * the user's pages (SROCE_LO_UNIT_NPSN), else one. One SGE only: the
- * pieces of several may need more fragments than a packet has. Not a
- * tail-loss probe: the responder may hold the PSNs before the one it
- * probes, and takes a unit that begins before its expected PSN as a
- * duplicate, dropping the rest.
+ * Payload bytes the next packet of a SEND or WRITE may take: to a queue
+ * pair of this device, when @may_unit says its payload may go as the
+ * user's pages, a unit of several path MTUs (SROCE_LO_UNIT_NPSN), else
+ * one. One SGE only: the pieces of several may need more fragments than a
+ * packet has. Not a tail-loss probe: the responder may hold the PSNs
+ * before the one it probes, and takes a unit that begins before its
+ * expected PSN as a duplicate, dropping the rest.
  */
 static u32 sroce_req_max_payload(const struct sroce_qp *qp,
 				 const struct sroce_send_wqe *w, bool may_unit)
 {
-	u32 op = w->opcode;
-
-	if (!may_unit || !qp->path.loopback || qp->kernel ||
-	    qp->ibqp.qp_type != IB_QPT_RC || qp->req.probe_ackreq ||
-	    w->num_sge != 1 || (w->send_flags & SROCE_SEND_F_INLINE) ||
-	    !(op == IB_UVERBS_WR_SEND || op == IB_UVERBS_WR_SEND_WITH_IMM ||
-	      op == IB_UVERBS_WR_SEND_WITH_INV ||
-	      op == IB_UVERBS_WR_RDMA_WRITE ||
-	      op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM))
+	if (!may_unit || !qp->path.loopback || qp->req.probe_ackreq ||
+	    w->num_sge != 1)
 		return qp->mtu;
 	return rounddown(min_t(u32, SROCE_LO_UNIT_NPSN * qp->mtu,
 			       SROCE_LO_UNIT_BYTES), qp->mtu);
@@ -260,6 +253,15 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 		   op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	bool inv = op == IB_UVERBS_WR_SEND_WITH_INV;
 	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
+	/*
+	 * A user's RC payload may go as references to its pinned pages: the
+	 * WQE completes only once the peer acknowledged it, so the bytes
+	 * cannot change before they are read. UC completes at once, and
+	 * kernel consumers' memory need not be pages one may reference.
+	 */
+	bool may_attach = may_zcopy && !uc && !qp->kernel &&
+			  op != SROCE_WR_ATOMIC_WRITE &&
+			  !(w->send_flags & SROCE_SEND_F_INLINE);
 	bool write = op == IB_UVERBS_WR_RDMA_WRITE ||
 		     op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	struct sk_buff *skb;
@@ -278,7 +280,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 	} else if (op == IB_UVERBS_WR_RDMA_READ) {
 		ext_len = SROCE_RETH_BYTES;
 	} else {
-		u32 max = sroce_req_max_payload(qp, w, may_zcopy && may_unit);
+		u32 max = sroce_req_max_payload(qp, w, may_attach && may_unit);
 
 		/*
 		 * Units end at multiples of their size into the message,
@@ -305,15 +307,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 	}
 	se = last && (w->send_flags & SROCE_SEND_F_SOLICITED) &&
 	     (op == IB_UVERBS_WR_SEND || imm || inv);
-	/*
-	 * A user's RC payload goes as references to its pinned pages: the
-	 * WQE completes only once the peer acknowledged it, so the bytes
-	 * cannot change before they are read. UC completes at once, and
-	 * kernel consumers' memory need not be pages one may reference.
-	 */
-	zcopy = may_zcopy && !uc && !qp->kernel && plen >= SROCE_TX_ZCOPY_MIN &&
-		op != SROCE_WR_ATOMIC_WRITE &&
-		!(w->send_flags & SROCE_SEND_F_INLINE);
+	zcopy = may_attach && plen >= SROCE_TX_ZCOPY_MIN;
 
 	skb = sroce_tx_alloc(qp, sroce_req_opcode(uc ? SROCE_TRANSPORT_UC :
 						       SROCE_TRANSPORT_RC,
