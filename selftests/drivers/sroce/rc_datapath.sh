@@ -13,9 +13,10 @@
 #    tshark dissects every frame without a malformed-packet error, and the
 #    frames fit the path MTU.
 # Netdev MTUs are 9000, so the ports' active MTU is 4096. Within one
-# device, SENDs and WRITEs of several MTUs go as units that stand for
-# several packets (tx_local_units): the loopback cases must use them, and
-# the two devices of the netns cases must not.
+# device, SENDs, WRITEs and READ responses of several MTUs go as units
+# that stand for several packets (tx_local_units): each of the three
+# must use them in the loopback cases, and the two devices of the netns
+# cases must not.
 #
 # SR_RC_LINK_TYPE=rxe runs the loopback cases over rdma_rxe instead, to
 # compare; the netns cases need sroce (rxe listens in init_net only).
@@ -85,7 +86,6 @@ if ! g4=$(sr_gid_index "$LDEV" "$L4"); then
 elif [ "$TYPE" != sroce ]; then
 	rc "loopback IPv4" SROCE_DEV_A="$LDEV" SROCE_GID_A="$g4"
 fi
-units0=$(sr_counter "$LDEV" tx_local_units)
 if g6=$(sr_gid_index "$LDEV" "$L6"); then
 	# The error, MW and SRQ tests do not depend on the address family.
 	ops "loopback IPv6" SROCE_DEV_A="$LDEV" SROCE_GID_A="$g6" \
@@ -93,20 +93,26 @@ if g6=$(sr_gid_index "$LDEV" "$L6"); then
 else
 	sr_fail "loopback: no GID for $L6"
 fi
-# The smallest path MTUs: multi-packet messages of every kind.
+# The smallest path MTUs: multi-packet messages of every kind. At 256, a
+# unit is 32 MTUs: the single-SGE messages of these three tests (2 to
+# 12 KB) go as one or two units each (sroce only).
 if [ -n "$g4" ]; then
 	for mtu in 256 512; do
+		for t in send rdma_write_with_imm rdma_read; do
+			units0=$(sr_counter "$LDEV" tx_local_units)
+			ops "loopback IPv4 path MTU $mtu, $t" \
+				SROCE_DEV_A="$LDEV" SROCE_GID_A="$g4" \
+				SROCE_MTU=$mtu -t "$t"
+			[ "$TYPE" = sroce ] || continue
+			units=$(( $(sr_counter "$LDEV" tx_local_units) -
+				  units0 ))
+			sr_check "loopback MTU $mtu: $t went as units ($units)" \
+				test "$units" -gt 0
+		done
 		ops "loopback IPv4 path MTU $mtu" SROCE_DEV_A="$LDEV" \
 			SROCE_GID_A="$g4" SROCE_MTU=$mtu \
-			-t send -t rdma_write_with_imm -t rdma_read \
 			-t multi_sge -t many_mtus_odd_length -t psn_wrap
 	done
-fi
-if [ "$TYPE" = sroce ]; then
-	units=$(( $(sr_counter "$LDEV" tx_local_units) - units0 ))
-	sr_log "loopback: $units units of several MTUs"
-	sr_check "loopback: multi-MTU SENDs and WRITEs went as units" \
-		test "$units" -gt 0
 fi
 
 # ------------------------------------------------ (c): across a netns

@@ -355,8 +355,9 @@ static void sroce_comp_read_gap(struct sroce_qp *qp, u32 expect)
  * again answers from its first missing response on, starting over with
  * FIRST (or ONLY), and ends just before a response held when it asked
  * for no more (LAST or ONLY there): judge the opcode by the packet's place,
- * with @next_held saying that the next PSN is held. False when it does not
- * fit its place, and the QP failed.
+ * with @next_held saying that the PSN after it is held. A unit of the
+ * device's loop stands for several responses, all full but the read's
+ * last. False when it does not fit its place, and the QP failed.
  */
 static bool sroce_comp_read_place(struct sroce_qp *qp,
 				  const struct sroce_send_wqe *w,
@@ -365,12 +366,16 @@ static bool sroce_comp_read_place(struct sroce_qp *qp,
 {
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	u32 off = ((pkt->psn - st->first_psn) & SROCE_PSN_MASK) * qp->mtu;
-	bool last = pkt->psn == sroce_swqe_last_psn(st);
+	int past = sroce_psn_cmp(sroce_pkt_last_psn(pkt),
+				 sroce_swqe_last_psn(st));
+	bool last = past == 0;
 	bool ends = op == SROCE_OP_READ_RESPONSE_LAST ||
 		    op == SROCE_OP_READ_RESPONSE_ONLY;
 	int err;
 
-	if (pkt->payload_len != (last ? st->length - off : qp->mtu) ||
+	if (past > 0 ||
+	    pkt->payload_len != (last ? st->length - off :
+				 pkt->npsn * qp->mtu) ||
 	    (last && !ends) || (ends && !last && !next_held)) {
 		sroce_sq_fail(qp, IB_WC_BAD_RESP_ERR);
 		return false;
@@ -401,26 +406,29 @@ static bool sroce_comp_read_hold(struct sroce_qp *qp,
 {
 	struct sroce_req *req = &qp->req;
 	u32 d = (pkt->psn - expect) & SROCE_PSN_MASK;
+	u32 end = d + pkt->npsn;	/* the first PSN after it */
 	u64 held = sroce_comp_held(qp, expect);
 	bool next_held;
+	u64 mine;
 
 	/* Past its last: a later read's, and ack_upto() asked again. */
 	if (sroce_psn_cmp(pkt->psn, sroce_swqe_last_psn(st)) > 0)
 		return false;
-	if (d >= SROCE_READ_HOLD_WINDOW) {
+	if (end > SROCE_READ_HOLD_WINDOW) {
 		sroce_comp_read_gap(qp, expect);
 		return false;
 	}
-	if (held & BIT_ULL(d))
+	mine = GENMASK_ULL(end - 1, d);
+	if ((held & mine) == mine)
 		return false;	/* held already: a duplicate */
-	next_held = d + 1 < SROCE_READ_HOLD_WINDOW && (held & BIT_ULL(d + 1));
+	next_held = end < SROCE_READ_HOLD_WINDOW && (held & BIT_ULL(end));
 	if (!sroce_comp_read_place(qp, w, st, pkt, next_held))
 		return true;
-	req->read_held = held | BIT_ULL(d);
+	req->read_held = held | mine;
 	req->held_wqe = req->head;
 	req->held_psn = expect;
 	sroce_qp_count(qp, SROCE_CNT_READ_RESP_HELD);
-	if (pkt->psn == sroce_swqe_last_psn(st) ||
+	if (sroce_pkt_last_psn(pkt) == sroce_swqe_last_psn(st) ||
 	    hweight64(req->read_held) >= SROCE_READ_REORDER)
 		sroce_comp_read_gap(qp, expect);
 	return true;
@@ -437,7 +445,7 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	struct sroce_swqe_state *st;
 	struct sroce_send_wqe *w;
 	u32 expect, run, npsn;
-	u64 held;
+	u64 held, after;
 
 	/* A response acknowledges every request before it. */
 	sroce_comp_ack_upto(qp, pkt->psn - 1);
@@ -467,10 +475,12 @@ static bool sroce_comp_read_resp(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		return sroce_comp_read_hold(qp, w, st, pkt, expect);
 	}
 	held = sroce_comp_held(qp, expect);
-	if (!sroce_comp_read_place(qp, w, st, pkt, held & BIT_ULL(1)))
+	/* Held past this one (at most a unit, SROCE_LO_UNIT_NPSN, wide). */
+	after = pkt->npsn < SROCE_READ_HOLD_WINDOW ? held >> pkt->npsn : 0;
+	if (!sroce_comp_read_place(qp, w, st, pkt, after & 1))
 		return true;
-	/* This one, and the run held right after it (held >> 1 has bit 63 clear). */
-	run = 1 + __ffs64(~(held >> 1));
+	/* This one, and the run held right after it (after's top bit is clear). */
+	run = pkt->npsn + __ffs64(~after);
 	req->read_held = run < SROCE_READ_HOLD_WINDOW ? held >> run : 0;
 	req->held_wqe = req->head;
 	req->held_psn = (expect + run) & SROCE_PSN_MASK;

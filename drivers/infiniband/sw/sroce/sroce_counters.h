@@ -77,9 +77,9 @@
  *	sroce device behind a veth takes them unchecked, still
  *	CHECKSUM_PARTIAL (sroce_net_peer_unchecked())
  * @SROCE_CNT_TX_LOCAL_UNITS: packets to a queue pair of the same device
- *	that carried several path MTUs of a SEND or WRITE, standing for as
- *	many PSNs (SROCE_LO_UNIT_NPSN); each also counts once in
- *	tx_roce_packets
+ *	that carried several path MTUs of a SEND, WRITE or READ response,
+ *	standing for as many PSNs (SROCE_LO_UNIT_NPSN); each also counts
+ *	once in tx_roce_packets
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {

@@ -117,7 +117,7 @@ static int sroce_lo_deliver_locked(struct sroce_lo_shard *shard)
 	n = 0;
 	while (n < SROCE_LO_BUDGET && (skb = __skb_dequeue(&shard->queue))) {
 		__skb_queue_tail(&batch, skb);
-		n += sroce_lo_cb(skb)->npsn ?: 1;
+		n += sroce_lo_npsn(skb);
 	}
 	spin_unlock(&shard->queue.lock);
 	while ((skb = __skb_dequeue(&batch))) {

@@ -58,6 +58,12 @@ static inline struct sroce_lo_cb *sroce_lo_cb(struct sk_buff *skb)
 	return (struct sroce_lo_cb *)skb->cb;
 }
 
+/* The PSNs a looped-back packet stands for: a zeroed count means one. */
+static inline u32 sroce_lo_npsn(struct sk_buff *skb)
+{
+	return sroce_lo_cb(skb)->npsn ?: 1;
+}
+
 /* sroce_tx.c */
 int sroce_path_from_ah(struct sroce_dev *sdev, const struct rdma_ah_attr *av,
 		       struct sroce_path *p);

@@ -77,10 +77,11 @@
  */
 #define SROCE_TX_ZCOPY_MIN	1024
 /*
- * An RC SEND or WRITE to a queue pair of the same device goes in units of
- * up to SROCE_LO_UNIT_NPSN path MTUs and SROCE_LO_UNIT_BYTES, each unit
- * one packet through the loop (sroce_loop.c) that stands for as many
- * PSNs: the per-packet work is paid once per unit. A unit's pages fill
+ * An RC SEND, WRITE or READ response to a queue pair of the same device
+ * goes in units of up to SROCE_LO_UNIT_NPSN path MTUs and
+ * SROCE_LO_UNIT_BYTES, each unit one packet through the loop
+ * (sroce_loop.c) that stands for as many PSNs: the per-packet work is
+ * paid once per unit. A unit's pages fill
  * all fragments of its packet but two: the ICRC trailer and the page a
  * misaligned buffer spills into; the IP length field bounds it too.
  */

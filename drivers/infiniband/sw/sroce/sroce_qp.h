@@ -436,6 +436,13 @@ static inline u32 sroce_msg_npsn(const struct sroce_qp *qp, u32 len)
 	return max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
 }
 
+/* The payload of a unit of the device's loop (SROCE_LO_UNIT_NPSN): whole MTUs. */
+static inline u32 sroce_lo_unit_bytes(const struct sroce_qp *qp)
+{
+	return rounddown(min_t(u32, SROCE_LO_UNIT_NPSN * qp->mtu,
+			       SROCE_LO_UNIT_BYTES), qp->mtu);
+}
+
 /* Compare 24-bit PSNs: negative, zero or positive as a is before b. */
 static inline int sroce_psn_cmp(u32 a, u32 b)
 {

@@ -329,7 +329,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
  */
 void sroce_rcv_local(struct sroce_dev *sdev, struct sk_buff *skb)
 {
-	sroce_rcv_checked(sdev, skb, false, sroce_lo_cb(skb)->npsn ?: 1);
+	sroce_rcv_checked(sdev, skb, false, sroce_lo_npsn(skb));
 }
 
 /**

@@ -230,8 +230,7 @@ static u32 sroce_req_max_payload(const struct sroce_qp *qp,
 	if (!may_unit || !qp->path.loopback || qp->req.probe_ackreq ||
 	    w->num_sge != 1)
 		return qp->mtu;
-	return rounddown(min_t(u32, SROCE_LO_UNIT_NPSN * qp->mtu,
-			       SROCE_LO_UNIT_BYTES), qp->mtu);
+	return sroce_lo_unit_bytes(qp);
 }
 
 /*

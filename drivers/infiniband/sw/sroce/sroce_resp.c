@@ -403,21 +403,41 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_resp_ack(qp, sroce_pkt_last_psn(pkt));
 }
 
-/* Send one packet of a queued reply; true when the reply is done. */
-static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
+/*
+ * Send one packet of a queued reply; true when the reply is done. A read
+ * answered to a queue pair of this device goes, as the user's pages, in
+ * units of several PSNs (SROCE_LO_UNIT_NPSN), counted from the reply's
+ * first PSN: a read asked again is answered from its first missing
+ * response, so every answer meets the requester's units where it waits.
+ * @may_unit false sends one MTU, after a unit failed to attach.
+ */
+static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r,
+				  bool may_unit)
 {
+	u32 unit = min(r->left, sroce_lo_unit_bytes(qp));
 	u32 plen = min(r->left, qp->mtu);
-	bool last = plen == r->left;
-	u32 ext_len = 0;
+	bool last, zcopy;
+	u32 ext_len = 0, npsn = 1;
 	struct sroce_mr *mr = NULL;
 	struct sk_buff *skb;
 	void *ext, *payload;
-	bool zcopy;
 	__be32 aeth;
 	__be64 orig;
 	int err;
 	u8 op;
 
+	if (may_unit && qp->path.loopback && !qp->kernel &&
+	    r->kind == SROCE_REPLY_READ && unit >= SROCE_TX_ZCOPY_MIN) {
+		plen = unit;
+		npsn = sroce_msg_npsn(qp, plen);
+	}
+	/*
+	 * A user's read data goes as references to its pinned pages. Bytes
+	 * its owner changes meanwhile are a race the owner made, as on any
+	 * RNIC; on a wire the ICRC then fails and the requester asks again.
+	 */
+	zcopy = !qp->kernel && plen >= SROCE_TX_ZCOPY_MIN;
+	last = plen == r->left;
 	if (r->kind == SROCE_REPLY_ATOMIC) {
 		op = SROCE_OP_ATOMIC_ACKNOWLEDGE;
 		ext_len = SROCE_AETH_BYTES + SROCE_ATMACK_BYTES;
@@ -434,12 +454,6 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r)
 		if (op != SROCE_OP_READ_RESPONSE_MIDDLE)
 			ext_len = SROCE_AETH_BYTES;
 	}
-	/*
-	 * A user's read data goes as references to its pinned pages. Bytes
-	 * its owner changes meanwhile are a race the owner made, as on any
-	 * RNIC; on a wire the ICRC then fails and the requester asks again.
-	 */
-	zcopy = !qp->kernel && plen >= SROCE_TX_ZCOPY_MIN;
 again:
 	skb = sroce_tx_alloc(qp, SROCE_TRANSPORT_RC | op, r->psn, false, false,
 			     ext_len, plen, &ext, zcopy ? NULL : &payload);
@@ -447,6 +461,7 @@ again:
 		sroce_qp_count(qp, SROCE_CNT_TX_DROP);
 		return false;
 	}
+	sroce_lo_cb(skb)->npsn = npsn;
 	/* After the allocation: an FRMR access spans only the copy. */
 	if (plen) {
 		mr = sroce_mr_lookup(qp, r->rkey, r->va, plen,
@@ -468,6 +483,9 @@ again:
 				sroce_qp_count(qp, SROCE_CNT_TX_DROP);
 				return false;
 			}
+			/* A unit in more pieces than fragments: one packet. */
+			if (npsn > 1)
+				return sroce_resp_reply_step(qp, r, false);
 			/* Pages that cannot be referenced: copy them. */
 			zcopy = false;
 			goto again;
@@ -484,9 +502,11 @@ again:
 		sroce_mr_copy_from(mr, r->va, payload, plen);
 		sroce_mr_put(mr);
 	}
+	if (npsn > 1)
+		sroce_qp_count(qp, SROCE_CNT_TX_LOCAL_UNITS);
 	sroce_tx_send(qp, skb);
 	r->first = false;
-	r->psn = (r->psn + 1) & SROCE_PSN_MASK;
+	r->psn = (r->psn + npsn) & SROCE_PSN_MASK;
 	r->va += plen;
 	r->left -= plen;
 	return r->kind == SROCE_REPLY_ATOMIC || last;
@@ -512,7 +532,7 @@ static bool sroce_resp_send_replies(struct sroce_qp *qp, int budget)
 		if (!sroce_tx_may_send(qp, SROCE_TX_PAUSED_RESP))
 			return false;
 		r = &resp->replies[resp->rp_head % SROCE_REPLY_SLOTS];
-		if (sroce_resp_reply_step(qp, r))
+		if (sroce_resp_reply_step(qp, r, true))
 			resp->rp_head++;
 	}
 	if (resp->aeth_valid) {
