@@ -414,6 +414,12 @@ static bool sroce_comp_read_hold(struct sroce_qp *qp,
 	/* Past its last: a later read's, and ack_upto() asked again. */
 	if (sroce_psn_cmp(pkt->psn, sroce_swqe_last_psn(st)) > 0)
 		return false;
+	/* A unit running past it fails the read, as in read_place(). */
+	if (sroce_psn_cmp(sroce_pkt_last_psn(pkt),
+			  sroce_swqe_last_psn(st)) > 0) {
+		sroce_sq_fail(qp, IB_WC_BAD_RESP_ERR);
+		return true;
+	}
 	if (end > SROCE_READ_HOLD_WINDOW) {
 		sroce_comp_read_gap(qp, expect);
 		return false;

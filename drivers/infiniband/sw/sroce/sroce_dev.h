@@ -39,6 +39,8 @@ struct sroce_gid_set;
  * struct sroce_lo_shard - one queue of looped-back packets
  * @queue: packets for the queue pairs whose number selects this queue,
  *	in sending order
+ * @queued: packets given to @queue, counted under its lock while the
+ *	lo_drop_every test knob is set
  * @drain_lock: held by whoever delivers @queue: one drainer at a time
  *	keeps the order, whichever CPU sent the packets
  * @work: delivers @queue when no sender does it itself
@@ -46,6 +48,7 @@ struct sroce_gid_set;
  */
 struct sroce_lo_shard {
 	struct sk_buff_head queue;
+	u32 queued;
 	spinlock_t drain_lock;	/* one drainer of queue */
 	struct work_struct work;
 	struct sroce_dev *sdev;

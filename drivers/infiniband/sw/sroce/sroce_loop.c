@@ -45,6 +45,14 @@
 /* PSNs one sroce_lo_drain() call delivers, softirqs held off (about). */
 #define SROCE_LO_DRAIN_MAX	(4 * SROCE_LO_BUDGET)
 
+/*
+ * For tests of recovery inside the loop, which loses nothing by itself
+ * until a queue is full: drop every Nth packet a queue is given.
+ */
+static unsigned int lo_drop_every;
+module_param(lo_drop_every, uint, 0644);
+MODULE_PARM_DESC(lo_drop_every, "Testing: drop every Nth packet looped back inside a device, per queue, counted in tx_drop (default 0: none)");
+
 /* This CPU's task will call sroce_lo_drain() before it enables BH. */
 static DEFINE_PER_CPU(bool, sroce_lo_drain_owed);
 
@@ -82,6 +90,7 @@ void sroce_lo_will_drain(void)
 bool sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	struct sroce_lo_shard *shard = sroce_lo_shard_of(sdev, skb);
+	unsigned int drop_every = READ_ONCE(lo_drop_every);
 
 	if (skb_queue_len_lockless(&shard->queue) >= SROCE_LO_QUEUE_MAX) {
 		kfree_skb(skb);
@@ -91,6 +100,11 @@ bool sroce_lo_queue(struct sroce_dev *sdev, struct sk_buff *skb)
 	skb->dev = sdev->ndev;
 	skb->pkt_type = PACKET_HOST;
 	spin_lock(&shard->queue.lock);
+	if (unlikely(drop_every) && ++shard->queued % drop_every == 0) {
+		spin_unlock(&shard->queue.lock);
+		kfree_skb(skb);
+		return false;
+	}
 	__skb_queue_tail(&shard->queue, skb);
 	spin_unlock(&shard->queue.lock);
 	/* Only a task that owes a drain delivers what it queues itself. */
