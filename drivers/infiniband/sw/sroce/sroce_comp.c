@@ -407,16 +407,16 @@ static bool sroce_comp_read_hold(struct sroce_qp *qp,
 	struct sroce_req *req = &qp->req;
 	u32 d = (pkt->psn - expect) & SROCE_PSN_MASK;
 	u32 end = d + pkt->npsn;	/* the first PSN after it */
+	u32 read_last = sroce_swqe_last_psn(st);
 	u64 held = sroce_comp_held(qp, expect);
 	bool next_held;
 	u64 mine;
 
 	/* Past its last: a later read's, and ack_upto() asked again. */
-	if (sroce_psn_cmp(pkt->psn, sroce_swqe_last_psn(st)) > 0)
+	if (sroce_psn_cmp(pkt->psn, read_last) > 0)
 		return false;
 	/* A unit running past it fails the read, as in read_place(). */
-	if (sroce_psn_cmp(sroce_pkt_last_psn(pkt),
-			  sroce_swqe_last_psn(st)) > 0) {
+	if (sroce_psn_cmp(sroce_pkt_last_psn(pkt), read_last) > 0) {
 		sroce_sq_fail(qp, IB_WC_BAD_RESP_ERR);
 		return true;
 	}
@@ -434,7 +434,7 @@ static bool sroce_comp_read_hold(struct sroce_qp *qp,
 	req->held_wqe = req->head;
 	req->held_psn = expect;
 	sroce_qp_count(qp, SROCE_CNT_READ_RESP_HELD);
-	if (sroce_pkt_last_psn(pkt) == sroce_swqe_last_psn(st) ||
+	if (sroce_pkt_last_psn(pkt) == read_last ||
 	    hweight64(req->read_held) >= SROCE_READ_REORDER)
 		sroce_comp_read_gap(qp, expect);
 	return true;

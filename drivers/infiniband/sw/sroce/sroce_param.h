@@ -81,9 +81,9 @@
  * goes in units of up to SROCE_LO_UNIT_NPSN path MTUs and
  * SROCE_LO_UNIT_BYTES, each unit one packet through the loop
  * (sroce_loop.c) that stands for as many PSNs: the per-packet work is
- * paid once per unit. A unit's pages fill
- * all fragments of its packet but two: the ICRC trailer and the page a
- * misaligned buffer spills into; the IP length field bounds it too.
+ * paid once per unit. A unit's pages fill all fragments of its packet but
+ * two: the ICRC trailer and the page a misaligned buffer spills into; the
+ * IP length field bounds it too.
  */
 #define SROCE_LO_UNIT_NPSN	SROCE_ACKREQ_EVERY
 #define SROCE_LO_UNIT_BYTES	min_t(u32, (MAX_SKB_FRAGS - 2) * PAGE_SIZE, \

@@ -4,8 +4,8 @@
  * packets of the path MTU (or, to a queue pair of the same device, units
  * of several, SROCE_LO_UNIT_NPSN) and sent within a window of
  * SROCE_TX_WINDOW unacknowledged PSNs, local operations (REG_MR,
- * LOCAL_INV, BIND_MW) executed in order, and the retransmission timer armed. What comes back
- * is the completer's (sroce_comp.c).
+ * LOCAL_INV, BIND_MW) executed in order, and the retransmission timer
+ * armed. What comes back is the completer's (sroce_comp.c).
  *
  * ACKs are requested only where they matter: on a message's last packet
  * when it is signaled, or when no packet follows at once (nothing more is

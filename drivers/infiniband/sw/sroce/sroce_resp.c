@@ -407,14 +407,12 @@ static void sroce_resp_write(struct sroce_qp *qp, struct sroce_pkt *pkt,
  * Send one packet of a queued reply; true when the reply is done. A read
  * answered to a queue pair of this device goes, as the user's pages, in
  * units of several PSNs (SROCE_LO_UNIT_NPSN), counted from the reply's
- * first PSN: a read asked again is answered from its first missing
- * response, so every answer meets the requester's units where it waits.
+ * first PSN, which for a read asked again is its first missing response.
  * @may_unit false sends one MTU, after a unit failed to attach.
  */
 static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r,
 				  bool may_unit)
 {
-	u32 unit = min(r->left, sroce_lo_unit_bytes(qp));
 	u32 plen = min(r->left, qp->mtu);
 	bool last, zcopy;
 	u32 ext_len = 0, npsn = 1;
@@ -427,9 +425,13 @@ static bool sroce_resp_reply_step(struct sroce_qp *qp, struct sroce_reply *r,
 	u8 op;
 
 	if (may_unit && qp->path.loopback && !qp->kernel &&
-	    r->kind == SROCE_REPLY_READ && unit >= SROCE_TX_ZCOPY_MIN) {
-		plen = unit;
-		npsn = sroce_msg_npsn(qp, plen);
+	    r->kind == SROCE_REPLY_READ && r->left > qp->mtu) {
+		u32 unit = min(r->left, sroce_lo_unit_bytes(qp));
+
+		if (unit >= SROCE_TX_ZCOPY_MIN) {
+			plen = unit;
+			npsn = sroce_msg_npsn(qp, plen);
+		}
 	}
 	/*
 	 * A user's read data goes as references to its pinned pages. Bytes
