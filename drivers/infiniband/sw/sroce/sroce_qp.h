@@ -56,8 +56,8 @@ struct sroce_swqe_state {
  * @nak_psn: that PSN
  * @srtt_ns: smoothed round-trip time (RFC 6298), 0 before the first sample
  * @rtt_start_ns: when the packet being timed left, 0 when none is
- * @rtt_psn: its PSN: the sample ends when an answer passes it
  * @rtt_jiffy: the jiffy the last sample started in: one a jiffy at most
+ * @rtt_psn: the timed packet's PSN: the sample ends when an answer passes it
  * @high_psn: PSN after the newest packet ever sent: only packets sent for
  *	the first time are timed (Karn's rule)
  * @gap_psn: the read response last asked again at a gap
@@ -117,8 +117,8 @@ struct sroce_req {
 	u32 nak_psn;
 	u32 srtt_ns;
 	u64 rtt_start_ns;
-	u32 rtt_psn;
 	unsigned long rtt_jiffy;
+	u32 rtt_psn;
 	u32 high_psn;
 	u32 gap_psn;
 	bool gap_reasked;

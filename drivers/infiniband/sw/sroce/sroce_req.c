@@ -403,11 +403,14 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 	 * only sets the probe's timeout, needs no more.
 	 */
 	if ((ackreq || rdatomic) && !uc && !req->rtt_start_ns &&
-	    time_after(jiffies, req->rtt_jiffy) &&
 	    sroce_psn_cmp(req->psn, req->high_psn) >= 0) {
-		req->rtt_jiffy = jiffies;
-		req->rtt_psn = req->psn;
-		req->rtt_start_ns = ktime_get_ns();
+		unsigned long now = jiffies;
+
+		if (now != req->rtt_jiffy) {
+			req->rtt_jiffy = now;
+			req->rtt_psn = req->psn;
+			req->rtt_start_ns = ktime_get_ns();
+		}
 	}
 	req->probe_ackreq = false;
 	req->since_ackreq = ackreq ? 0 : req->since_ackreq + npsn;
