@@ -71,7 +71,9 @@ static struct sroce_lo_shard *sroce_lo_shard_of(struct sroce_dev *sdev,
  * queue's lock (the workqueue clears the pending bit, with a full barrier,
  * before it runs the item), so it will find what was queued before this
  * call: skip queue_work()'s atomic and its interrupt toggling, which were
- * 1.8 % of a 64 B READ stream's time.
+ * 1.8 % of a 64 B READ stream's time. This holds because every packet is
+ * queued under the queue's lock, which the item takes: work_pending()
+ * alone orders nothing.
  */
 static void sroce_lo_wake(struct sroce_lo_shard *shard)
 {
