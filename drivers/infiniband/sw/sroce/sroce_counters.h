@@ -80,6 +80,9 @@
  *	that carried several path MTUs of a SEND, WRITE or READ response,
  *	standing for as many PSNs (SROCE_LO_UNIT_NPSN); each also counts
  *	once in tx_roce_packets
+ * @SROCE_CNT_TX_TRAINS: UDP GSO fraglist packets that carried two or more
+ *	packets to the peer at once (sroce_tx_train_add()); each packet in
+ *	them also counts in tx_roce_packets
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -127,6 +130,7 @@ enum sroce_counter {
 	SROCE_CNT_RX_LOCAL_NO_ICRC,
 	SROCE_CNT_TX_LOCAL_NO_ICRC,
 	SROCE_CNT_TX_LOCAL_UNITS,
+	SROCE_CNT_TX_TRAINS,
 	SROCE_NUM_COUNTERS
 };
 

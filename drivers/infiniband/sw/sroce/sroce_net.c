@@ -212,6 +212,38 @@ static bool sroce_net_queued(struct net_device *dev)
 	return false;
 }
 
+/*
+ * Nothing on @ndev's way out can hold back, change or divert a packet: no
+ * qdisc, no tc or netfilter hook.
+ * Context: RCU read side.
+ */
+static bool sroce_net_egress_bare(struct net_device *ndev)
+{
+	if (sroce_tc_egress_hooked(ndev) || sroce_net_queued(ndev))
+		return false;
+#ifdef CONFIG_NETFILTER_EGRESS
+	if (rcu_access_pointer(ndev->nf_hooks_egress))
+		return false;
+#endif
+	return true;
+}
+
+/*
+ * Nothing on @dev's way in can change or divert a packet before its
+ * rx_handler: no tc or netfilter hook, no XDP program.
+ * Context: RCU read side.
+ */
+static bool sroce_net_ingress_bare(struct net_device *dev)
+{
+	if (sroce_tc_ingress_hooked(dev) || dev_xdp_prog_count(dev))
+		return false;
+#ifdef CONFIG_NETFILTER_INGRESS
+	if (rcu_access_pointer(dev->nf_hooks_ingress))
+		return false;
+#endif
+	return true;
+}
+
 /**
  * sroce_net_peer_unchecked() - will a sroce device here take the packet
  *	without checking its ICRC?
@@ -243,32 +275,57 @@ bool sroce_net_peer_unchecked(struct sroce_dev *sdev,
 	struct sroce_dev *psdev;
 	bool ok = false;
 
-	if (!sdev->ndev_veth || p->mcast || !(features & NETIF_F_HW_CSUM) ||
-	    sroce_tc_egress_hooked(ndev))
+	if (!sdev->ndev_veth || p->mcast || !(features & NETIF_F_HW_CSUM))
 		return false;
-#ifdef CONFIG_NETFILTER_EGRESS
-	if (rcu_access_pointer(ndev->nf_hooks_egress))
-		return false;
-#endif
 	rcu_read_lock();
-	if (sroce_net_queued(ndev))
+	if (!sroce_net_egress_bare(ndev))
 		goto out;
 	peer = ndev->netdev_ops->ndo_get_peer_dev(ndev);
 	if (!peer || rcu_access_pointer(peer->rx_handler) != sroce_rx_handler ||
 	    !ether_addr_equal(p->dmac, peer->dev_addr) ||
-	    sroce_tc_ingress_hooked(peer) || dev_xdp_prog_count(peer))
+	    !sroce_net_ingress_bare(peer))
 		goto out;
 	/* A veth hands packets to the peer's GRO when it cannot do TSO. */
 	if (!(features & NETIF_F_ALL_TSO) && (peer->features & NETIF_F_GRO))
 		goto out;
-#ifdef CONFIG_NETFILTER_INGRESS
-	if (rcu_access_pointer(peer->nf_hooks_ingress))
-		goto out;
-#endif
 	psdev = rcu_dereference(peer->rx_handler_data);
 	ok = psdev && READ_ONCE(psdev->state) == SROCE_DEV_LIVE &&
 	     sroce_gid_is_local(psdev, &p->daddr);
 out:
+	rcu_read_unlock();
+	return ok;
+}
+
+/**
+ * sroce_net_may_train() - may packets to a peer leave as trains?
+ * @sdev: the sending device
+ * @features: the netdev's features, as the caller read them
+ *
+ * A train (sroce_tx_train_add()) is one packet until a receiver or the
+ * stack in front of a NIC splits it, so it goes only where nothing looks
+ * at it before: the netdev takes UDP GSO fraglist packets whole (a veth
+ * hands them on, the stack splits them for others), and nothing on the
+ * way out, nor on a veth peer's way in, would take it for one packet: no
+ * packet capture (it shows the frames the wire carries), no qdisc (it
+ * would drop, mark or pace a train whole), no tc or netfilter hook and no
+ * XDP program.
+ * Context: BH disabled or softirq.
+ * Return: true when a train may start.
+ */
+bool sroce_net_may_train(struct sroce_dev *sdev, netdev_features_t features)
+{
+	struct net_device *ndev = sdev->ndev, *peer;
+	bool ok;
+
+	if (!(features & NETIF_F_GSO_FRAGLIST) || dev_nit_active(ndev))
+		return false;
+	rcu_read_lock();
+	ok = sroce_net_egress_bare(ndev);
+	if (ok && sdev->ndev_veth) {
+		peer = ndev->netdev_ops->ndo_get_peer_dev(ndev);
+		ok = peer && !dev_nit_active(peer) &&
+		     sroce_net_ingress_bare(peer);
+	}
 	rcu_read_unlock();
 	return ok;
 }

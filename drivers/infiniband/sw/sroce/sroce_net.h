@@ -78,6 +78,9 @@ int sroce_tx_add_page(struct sk_buff *skb, struct page *page,
 int sroce_tx_end_frags(struct sk_buff *skb);
 void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 		      struct sk_buff *skb);
+void sroce_tx_train_add(struct sroce_qp *qp, struct sroce_tx_train *t,
+			struct sk_buff *skb);
+void sroce_tx_train_flush(struct sroce_qp *qp, struct sroce_tx_train *t);
 
 /* A connected QP's packets go along its path to its one peer. */
 static inline struct sk_buff *
@@ -101,6 +104,15 @@ static inline void sroce_tx_send(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	sroce_tx_charge(qp, skb);
 	sroce_tx_send_to(qp, &qp->path, skb);
+}
+
+/* Send as part of @t, which the caller flushes before it lets go. */
+static inline void sroce_tx_send_train(struct sroce_qp *qp,
+				       struct sroce_tx_train *t,
+				       struct sk_buff *skb)
+{
+	sroce_tx_charge(qp, skb);
+	sroce_tx_train_add(qp, t, skb);
 }
 
 /* sroce_cc.c */
@@ -144,6 +156,7 @@ struct sroce_dev *sroce_dev_from_netdev_rtnl(struct net_device *ndev);
 bool sroce_net_peer_unchecked(struct sroce_dev *sdev,
 			      const struct sroce_path *p,
 			      netdev_features_t features);
+bool sroce_net_may_train(struct sroce_dev *sdev, netdev_features_t features);
 void sroce_port_sync_rtnl(struct sroce_dev *sdev);
 int sroce_net_init(void);
 void sroce_net_exit(void);

@@ -88,6 +88,14 @@
 #define SROCE_LO_UNIT_NPSN	SROCE_ACKREQ_EVERY
 #define SROCE_LO_UNIT_BYTES	min_t(u32, (MAX_SKB_FRAGS - 2) * PAGE_SIZE, \
 				      SZ_64K - SZ_4K)
+/*
+ * A train (sroce_tx_train_add()) holds at most SROCE_TX_TRAIN_SEGS packets
+ * (one ACK request's worth) and SROCE_TX_TRAIN_BYTES from the IP header
+ * on: IP's 16-bit length must hold it, and with its Ethernet header it
+ * stays below the 64 KiB a netdev takes whole (gso_max_size).
+ */
+#define SROCE_TX_TRAIN_SEGS	SROCE_ACKREQ_EVERY
+#define SROCE_TX_TRAIN_BYTES	(SZ_64K - 1 - ETH_HLEN)
 /* QPN 0 and 1 are the SMI and GSI QPs; keep a few more for the future. */
 #define SROCE_MIN_QPN		16
 #define SROCE_MAX_QPN		0xffffff

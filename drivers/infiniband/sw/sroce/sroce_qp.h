@@ -27,6 +27,24 @@ struct sroce_swqe_state {
 };
 
 /**
+ * struct sroce_tx_train - packets of one sender held to leave as one UDP
+ *	GSO fraglist packet (sroce_tx.c).
+ * @head: the first packet; the others hang on its frag_list. NULL when
+ *	the train is empty
+ * @tail: the last packet chained, NULL while there is only @head
+ * @segs: packets in the train
+ * @len: their bytes from the IP header on
+ * @head_len: the head's own bytes from the IP header on
+ */
+struct sroce_tx_train {
+	struct sk_buff *head;
+	struct sk_buff *tail;
+	u32 segs;
+	u32 len;
+	u32 head_len;
+};
+
+/**
  * struct sroce_req - requester state, under &sroce_qp.req_lock.
  * @fetched: SQ index up to which WQEs were copied into @shadow
  * @head: oldest WQE not yet completed
@@ -90,6 +108,8 @@ struct sroce_swqe_state {
  * @poll_in_pass: the poller is in a pass (BH off), begun at @poll_beat
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
  * @st: per-slot state of the WQEs in @shadow
+ * @train: packets of the pass under way, held to leave as one train
+ *	(sroce_tx_train_add()); empty between passes
  */
 struct sroce_req {
 	u32 fetched;
@@ -139,6 +159,7 @@ struct sroce_req {
 	bool poll_in_pass;
 	void *shadow;
 	struct sroce_swqe_state *st;
+	struct sroce_tx_train train;
 };
 
 /* Replies a responder queues: read responses and atomic acknowledgments. */
@@ -210,6 +231,8 @@ struct sroce_rd_record {
  * @uc_reuse: UC: @rwqe is left from a message lost midway, for the next
  * @rd_done: the last reads, atomics, ATOMIC WRITEs and FLUSHes executed
  * @rd_next: slot of @rd_done for the next one
+ * @train: replies of the pass under way, held to leave as one train
+ *	(sroce_tx_train_add()); empty between passes
  */
 struct sroce_resp {
 	u32 epsn;
@@ -234,6 +257,7 @@ struct sroce_resp {
 	bool uc_reuse;
 	struct sroce_rd_record rd_done[SROCE_RD_RECORDS];
 	u32 rd_next;
+	struct sroce_tx_train train;
 };
 
 /* Who waits in sroce_tx_credit.paused. */
@@ -419,11 +443,17 @@ static inline enum ib_qp_state sroce_qp_state(struct sroce_qp *qp)
  * bound to (sroce_counters.c). The RCU read side keeps a set being
  * unbound alive until the increment is done.
  */
-static inline void sroce_qp_count(struct sroce_qp *qp, enum sroce_counter c)
+static inline void sroce_qp_count_add(struct sroce_qp *qp,
+				      enum sroce_counter c, u32 n)
 {
 	rcu_read_lock();
-	this_cpu_inc(READ_ONCE(qp->counters)->cnt[c]);
+	this_cpu_add(READ_ONCE(qp->counters)->cnt[c], n);
 	rcu_read_unlock();
+}
+
+static inline void sroce_qp_count(struct sroce_qp *qp, enum sroce_counter c)
+{
+	sroce_qp_count_add(qp, c, 1);
 }
 
 /* RC and UC talk to one peer, along a path set on the way to RTR. */

@@ -393,7 +393,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 	}
 	if (npsn > 1)
 		sroce_qp_count(qp, SROCE_CNT_TX_LOCAL_UNITS);
-	sroce_tx_send(qp, skb);
+	sroce_tx_send_train(qp, &req->train, skb);
 
 	/*
 	 * Time one round trip at a time, on a packet that draws an answer at
@@ -522,12 +522,8 @@ bool sroce_req_has_more(struct sroce_qp *qp)
 	       sroce_req_window_open(qp, sroce_swqe(qp, req->next));
 }
 
-/*
- * Send what the window, the read/atomic limit and fences allow, at most
- * @budget packets. Return true when it stopped only for the budget.
- * Context: req_lock held, BH disabled.
- */
-bool sroce_req_progress(struct sroce_qp *qp, int budget)
+/* sroce_req_progress() but for the train it leaves to its caller. */
+static bool sroce_req_send_pass(struct sroce_qp *qp, int budget)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe_state *st;
@@ -583,6 +579,20 @@ bool sroce_req_progress(struct sroce_qp *qp, int budget)
 			sroce_sq_complete(qp, IB_WC_SUCCESS);
 	}
 	return true;
+}
+
+/*
+ * Send what the window, the read/atomic limit and fences allow, at most
+ * @budget packets, the packets to the peer in trains. Return true when it
+ * stopped only for the budget.
+ * Context: req_lock held, BH disabled.
+ */
+bool sroce_req_progress(struct sroce_qp *qp, int budget)
+{
+	bool more = sroce_req_send_pass(qp, budget);
+
+	sroce_tx_train_flush(qp, &qp->req.train);
+	return more;
 }
 
 /**

@@ -506,7 +506,7 @@ again:
 	}
 	if (npsn > 1)
 		sroce_qp_count(qp, SROCE_CNT_TX_LOCAL_UNITS);
-	sroce_tx_send(qp, skb);
+	sroce_tx_send_train(qp, &qp->resp.train, skb);
 	r->first = false;
 	r->psn = (r->psn + npsn) & SROCE_PSN_MASK;
 	r->va += plen;
@@ -515,10 +515,10 @@ again:
 }
 
 /*
- * Send queued replies, then a waiting ACK; at most @budget packets.
- * Return true when replies remain.
+ * Send packets of queued replies, at most @budget, in a train the caller
+ * flushes. Return true when it stopped for the budget with replies left.
  */
-static bool sroce_resp_send_replies(struct sroce_qp *qp, int budget)
+static bool sroce_resp_reply_pass(struct sroce_qp *qp, int budget)
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_reply *r;
@@ -537,11 +537,24 @@ static bool sroce_resp_send_replies(struct sroce_qp *qp, int budget)
 		if (sroce_resp_reply_step(qp, r, true))
 			resp->rp_head++;
 	}
-	if (resp->aeth_valid) {
+	return false;
+}
+
+/*
+ * Send queued replies, then a waiting ACK once none is left; at most
+ * @budget packets. Return true when replies remain for another pass.
+ */
+static bool sroce_resp_send_replies(struct sroce_qp *qp, int budget)
+{
+	struct sroce_resp *resp = &qp->resp;
+	bool more = sroce_resp_reply_pass(qp, budget);
+
+	sroce_tx_train_flush(qp, &resp->train);
+	if (resp->rp_head == resp->rp_tail && resp->aeth_valid) {
 		resp->aeth_valid = false;
 		sroce_resp_send_aeth(qp, resp->aeth_syn, resp->aeth_psn);
 	}
-	return false;
+	return more;
 }
 
 void sroce_resp_work(struct work_struct *work)

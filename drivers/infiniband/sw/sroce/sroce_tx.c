@@ -241,27 +241,18 @@ int sroce_tx_end_frags(struct sk_buff *skb)
 	return 0;
 }
 
-/**
- * sroce_tx_send_to() - finish a packet from sroce_tx_alloc_to(), send it.
- * @qp: the sending queue pair, whose counters count it
- * @p: the path the packet was built for
- * @skb: the packet; consumed
- *
- * Context: BH disabled or softirq.
+/*
+ * The ICRC and the UDP checksum of a packet from sroce_tx_alloc_to(),
+ * decided on @features as the caller read them once.
  */
-void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
-		      struct sk_buff *skb)
+static void sroce_tx_seal(struct sroce_qp *qp, const struct sroce_path *p,
+			  struct sk_buff *skb, netdev_features_t features)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	unsigned int bth_off = skb_transport_offset(skb) +
 			       sizeof(struct udphdr);
 	unsigned int icrc_off = skb->len - SROCE_ICRC_BYTES;
-	struct net_device *ndev = sdev->ndev;
-	/* One reading for the ICRC's and the UDP checksum's decisions. */
-	netdev_features_t features = READ_ONCE(ndev->features);
-	struct ethhdr *eth;
 	__le32 icrc = 0;
-	int ret;
 
 	/*
 	 * A looped-back packet never leaves this device's memory, so nothing
@@ -291,7 +282,42 @@ void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 		udp_set_csum(!(features & (NETIF_F_HW_CSUM | NETIF_F_IP_CSUM)),
 			     skb, p->saddr.s6_addr32[3], p->daddr.s6_addr32[3],
 			     skb->len - skb_transport_offset(skb));
+}
 
+/* Hand a sealed packet, or a train of @npkts, to the netdev. */
+static void sroce_tx_xmit(struct sroce_qp *qp, const struct sroce_path *p,
+			  struct sk_buff *skb, u32 npkts)
+{
+	struct net_device *ndev = to_sdev(qp->ibqp.device)->ndev;
+	struct ethhdr *eth;
+	int ret;
+
+	eth = skb_push(skb, ETH_HLEN);
+	skb_reset_mac_header(skb);
+	ether_addr_copy(eth->h_dest, p->dmac);
+	ether_addr_copy(eth->h_source, ndev->dev_addr);
+	eth->h_proto = skb->protocol;
+	skb->dev = ndev;
+
+	ret = dev_queue_xmit(skb);
+	sroce_qp_count_add(qp, ret == NET_XMIT_SUCCESS || ret == NET_XMIT_CN ?
+			   SROCE_CNT_TX_PACKETS : SROCE_CNT_TX_DROP, npkts);
+}
+
+/**
+ * sroce_tx_send_to() - finish a packet from sroce_tx_alloc_to(), send it.
+ * @qp: the sending queue pair, whose counters count it
+ * @p: the path the packet was built for
+ * @skb: the packet; consumed
+ *
+ * Context: BH disabled or softirq.
+ */
+void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
+		      struct sk_buff *skb)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+
+	sroce_tx_seal(qp, p, skb, READ_ONCE(sdev->ndev->features));
 	if (p->loopback) {
 		sroce_qp_count(qp, sroce_lo_queue(sdev, skb) ?
 			       SROCE_CNT_TX_PACKETS : SROCE_CNT_TX_DROP);
@@ -304,14 +330,112 @@ void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 		sroce_qp_count(qp, copy && sroce_lo_queue(sdev, copy) ?
 			       SROCE_CNT_TX_PACKETS : SROCE_CNT_TX_DROP);
 	}
-	eth = skb_push(skb, ETH_HLEN);
-	skb_reset_mac_header(skb);
-	ether_addr_copy(eth->h_dest, p->dmac);
-	ether_addr_copy(eth->h_source, ndev->dev_addr);
-	eth->h_proto = skb->protocol;
-	skb->dev = ndev;
+	sroce_tx_xmit(qp, p, skb, 1);
+}
 
-	ret = dev_queue_xmit(skb);
-	sroce_qp_count(qp, ret == NET_XMIT_SUCCESS || ret == NET_XMIT_CN ?
-		       SROCE_CNT_TX_PACKETS : SROCE_CNT_TX_DROP);
+/**
+ * sroce_tx_train_add() - send a connected queue pair's packet in a train.
+ * @qp: the sending queue pair; the packet goes along qp->path
+ * @t: the train of the sending side, under that side's lock; the caller
+ *	flushes it (sroce_tx_train_flush()) before it lets go of the lock
+ * @skb: the packet, from sroce_tx_alloc() and charged; consumed
+ *
+ * Packets to the peer that one pass sends go as one UDP GSO fraglist
+ * packet: each is complete with its own headers and ICRC, chained on the
+ * first one's frag_list, and the stack splits them into the same frames
+ * where they leave memory (skb_segment_list(): at a receiver on a veth,
+ * or before a NIC). So the stack below, a veth and its peer's backlog are
+ * crossed once a train instead of once a packet. Segmentation numbers
+ * IPv4 IDs on from the first packet's (0), and the ICRC covers the ID, so
+ * each packet carries its place in the train before its ICRC is computed.
+ * Where a train may not go (sroce_net_may_train()), packets go one by one.
+ * Context: BH disabled or softirq.
+ */
+void sroce_tx_train_add(struct sroce_qp *qp, struct sroce_tx_train *t,
+			struct sk_buff *skb)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	const struct sroce_path *p = &qp->path;
+	netdev_features_t features;
+
+	if (p->loopback || p->mcast) {
+		sroce_tx_send_to(qp, p, skb);
+		return;
+	}
+	if (t->head && (t->segs >= SROCE_TX_TRAIN_SEGS ||
+			t->len + skb->len > SROCE_TX_TRAIN_BYTES))
+		sroce_tx_train_flush(qp, t);
+	features = READ_ONCE(sdev->ndev->features);
+	if (!t->head && !sroce_net_may_train(sdev, features)) {
+		sroce_tx_send_to(qp, p, skb);
+		return;
+	}
+	if (t->head && !p->ipv6) {
+		struct iphdr *iph = ip_hdr(skb);
+
+		iph->id = htons(t->segs);
+		ip_send_check(iph);
+	}
+	sroce_tx_seal(qp, p, skb, features);
+	/* Only a checksum left to the netdev can be split: it stays one. */
+	if (skb->ip_summed != CHECKSUM_PARTIAL) {
+		sroce_tx_train_flush(qp, t);
+		sroce_tx_xmit(qp, p, skb, 1);
+		return;
+	}
+	if (!t->head) {
+		t->head = skb;
+		t->tail = NULL;
+		t->segs = 1;
+		t->len = skb->len;
+		t->head_len = skb->len;
+		return;
+	}
+	if (t->tail)
+		t->tail->next = skb;
+	else
+		skb_shinfo(t->head)->frag_list = skb;
+	t->tail = skb;
+	t->segs++;
+	t->len += skb->len;
+	t->head->len += skb->len;
+	t->head->data_len += skb->len;
+	t->head->truesize += skb->truesize;
+}
+
+/**
+ * sroce_tx_train_flush() - send what a train holds.
+ * @qp: the sending queue pair
+ * @t: its train; empty afterwards
+ *
+ * Until it is split, a train is one datagram whose IP and UDP lengths
+ * cover all of it; splitting gives every packet its own lengths back,
+ * the ones its ICRC was computed over.
+ * Context: BH disabled or softirq, the lock that @t is under held.
+ */
+void sroce_tx_train_flush(struct sroce_qp *qp, struct sroce_tx_train *t)
+{
+	struct sk_buff *skb = t->head;
+	struct skb_shared_info *shinfo;
+	unsigned int l3;
+
+	if (!skb)
+		return;
+	t->head = NULL;
+	if (t->segs > 1) {
+		l3 = skb_transport_offset(skb);
+		if (qp->path.ipv6) {
+			ipv6_hdr(skb)->payload_len = htons(skb->len - l3);
+		} else {
+			ip_hdr(skb)->tot_len = htons(skb->len);
+			ip_send_check(ip_hdr(skb));
+		}
+		udp_hdr(skb)->len = htons(skb->len - l3);
+		shinfo = skb_shinfo(skb);
+		shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+		shinfo->gso_size = t->head_len - l3 - sizeof(struct udphdr);
+		shinfo->gso_segs = t->segs;
+		sroce_qp_count(qp, SROCE_CNT_TX_TRAINS);
+	}
+	sroce_tx_xmit(qp, &qp->path, skb, t->segs);
 }

@@ -89,6 +89,12 @@ static void sroce_tx_skb_destructor(struct sk_buff *skb)
 	struct sroce_qp *qp;
 	int held;
 
+	/*
+	 * Splitting a train (skb_segment_list()) releases its packets' head
+	 * state, which runs this, and leaves the destructor set for when
+	 * they are freed: give the hold back once.
+	 */
+	skb->destructor = NULL;
 	held = atomic_dec_return(&c->held);
 	if (!held) {
 		call_rcu(&c->rcu, sroce_tx_credit_free);
