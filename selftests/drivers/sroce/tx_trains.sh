@@ -1,23 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Trains: the packets one pass of a requester sends to its peer leave as
-# one UDP GSO fraglist packet that the stack splits into the same frames
-# where they leave memory (sroce_tx_train_add()). Over a veth into a
-# netns, IPv4 and IPv6:
-#  - to a sroce device, which splits them on receipt: rc_verify checks
-#    every byte, the sender counts trains, the receiver the packets it
-#    split from them, and nothing is dropped, reordered or sent again;
+# Trains: the packets one pass of a requester or responder sends to its
+# peer leave as one UDP GSO fraglist packet that the receiving sroce
+# device splits again (sroce_tx_train_add()). Over a veth into a netns,
+# IPv4 and IPv6:
+#  - to a sroce device: rc_verify checks every byte, the client's SENDs
+#    and WRITEs and the server's READ responses go in trains, the
+#    receiver splits them into at least two packets each, and nothing is
+#    dropped, reordered or sent again;
 #  - with a capture on the veth: no trains, and the capture shows only
 #    frames of one packet each;
-#  - to rdma_rxe, which checks every ICRC, as requester and as responder
-#    (READ responses): rxe's count of packets that passed the check must
-#    equal the packets sroce sent, so each packet of a train carried the
-#    right ICRC for the IPv4 ID its place in the train gave it.
+#  - to rdma_rxe, whose packets the stack would split past sroce's reach:
+#    no trains, and rxe, which checks every ICRC, takes every packet.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
 sr_tool rc_verify >/dev/null || sr_skip "rc_verify not built"
-command -v dumpcap >/dev/null || sr_skip "dumpcap missing"
 sr_dmesg_mark
 LOGS=$(mktemp -d)
 sr_on_exit "rm -rf $LOGS"
@@ -67,30 +65,37 @@ verify() {
 for fam in 4 6; do
 	verify "sroce to sroce" "$fam"
 	sr_check "IPv$fam: packets left in trains" test "$TRAINS" -gt 0
-	sr_check "IPv$fam: the receiver split trains into packets" \
-		test "$SPLIT" -gt "$TRAINS"
+	sr_check "IPv$fam: the receiver split each into two or more" \
+		test "$SPLIT" -ge $((2 * TRAINS))
 	sr_check "IPv$fam: READ responses left in trains" \
-		test "$RTRAINS" -gt 0 -a "$RSPLIT" -gt "$RTRAINS"
+		test "$RTRAINS" -gt 0 -a "$RSPLIT" -ge $((2 * RTRAINS))
 done
 
 # A capture on the veth: the frames it shows are those a wire would carry.
-sr_check "capture on $A" sr_capture_start "$A" "$LOGS/cap.pcapng"
-verify "captured" 4
-sr_capture_stop
-sr_check "captured: no trains while a capture runs" \
-	test "$TRAINS.$RTRAINS" = 0.0
-read -r frames roce bad maxlen <<<"$(sr_capture_summary "$LOGS/cap.pcapng")"
-sr_log "captured: $frames frames, $roce RoCEv2, $bad malformed, longest $maxlen B"
-sr_check "captured: RoCEv2 frames, none malformed" \
-	test "${roce:-0}" -gt 0 -a "${bad:-1}" = 0
-# Ethernet, IPv4, UDP, BTH, RETH, 4096 B of payload, ICRC: 4170 B at most.
-sr_check "captured: each frame one packet of the path MTU at most" \
-	test "${maxlen:-99999}" -le 4170
+if command -v dumpcap >/dev/null; then
+	sr_check "capture on $A" sr_capture_start "$A" "$LOGS/cap.pcapng"
+	verify "captured" 4
+	sr_capture_stop
+	sr_check "captured: no trains while a capture runs" \
+		test "$TRAINS.$RTRAINS" = 0.0
+	read -r frames roce bad maxlen \
+		<<<"$(sr_capture_summary "$LOGS/cap.pcapng")"
+	sr_log "captured: $frames frames, $roce RoCEv2, $bad malformed," \
+		"longest $maxlen B"
+	sr_check "captured: RoCEv2 frames, none malformed" \
+		test "${roce:-0}" -gt 0 -a "${bad:-1}" = 0
+	# Ethernet, IPv4, UDP, BTH, RETH, 4096 B of payload, ICRC: 4170 B.
+	sr_check "captured: each frame one packet of the path MTU at most" \
+		test "${maxlen:-99999}" -le 4170
+else
+	sr_log "dumpcap missing: trains under a capture not tested"
+fi
 
-# rdma_rxe takes the near end (it listens in init_net only) and checks
+# rdma_rxe takes the near end (it listens in init_net only): its UDP
+# socket, not sroce's hook, would split a train, so none goes; rxe checks
 # the ICRC of every packet before it counts it received.
 if ! sr_require_rxe; then
-	sr_log "rdma_rxe not available: trains to rxe not tested"
+	sr_log "rdma_rxe not available: the way to rxe not tested"
 	sr_check "kernel log clean" sr_dmesg_clean
 	sr_done
 fi
@@ -99,6 +104,7 @@ DA=rxe_t$SR_TAG
 sr_link_add "$DA" "$A" rxe || sr_fail "rdma link add $DA type rxe netdev $A"
 GID[A4]=$(sr_gid_index "$DA" "$IP4") || sr_fail "no IPv4 GID on $DA"
 GID[A6]=$(sr_gid_index "$DA" "$IP6") || sr_fail "no IPv6 GID on $DA"
+
 # verify_rev LOG PORT GID_B GID_A: rc_verify the other way round, server
 # on $DB in $NS (it answers the READs), client on $DA here.
 verify_rev() {
@@ -132,12 +138,14 @@ for fam in 4 6; do
 	port=$((port + 1))
 	sr_check "$what: rc_verify, sroce the server (READ responses)" \
 		verify_rev "$LOGS/$port" "$port" "${GID[B$fam]}" "${GID[A$fam]}"
+	# The last ACKs may still wait in a backlog.
+	sleep 0.5
 	TRAINS=$(sr_grew "$DB" tx_trains)
 	SENT=$(sr_grew "$DB" tx_roce_packets)
 	GOOD=$(sr_grew "$DA" rcvd_pkts)
 	sr_log "$what: $SENT packets in $TRAINS trains, $GOOD passed rxe's checks"
-	sr_check "$what: packets left in trains" test "$TRAINS" -gt 0
-	sr_check "$what: every one with its ICRC" \
+	sr_check "$what: no trains" test "$TRAINS" = 0
+	sr_check "$what: every packet with its ICRC" \
 		test "$(sr_grew "$DB" tx_local_no_icrc)" = 0
 	sr_check "$what: rxe took every packet sent" test "$GOOD" = "$SENT"
 	for c in "${CLEAN[@]}"; do

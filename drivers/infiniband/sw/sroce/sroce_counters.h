@@ -47,8 +47,9 @@
  *	executed (forged, or older than it remembers)
  * @SROCE_CNT_RX_DROP_UC_ERROR: dropped by a UC responder with the rest of
  *	its message: a request it could not execute (UC has no NAK)
- * @SROCE_CNT_RX_GRO_SEGMENTS: packets that UDP GRO on the netdev had merged
- *	into one (each also counted in RX_ROCE_PACKETS), taken one by one
+ * @SROCE_CNT_RX_GRO_SEGMENTS: packets that arrived merged into one, by UDP
+ *	GRO on the netdev or as a sroce sender's train (each also counted in
+ *	RX_ROCE_PACKETS), taken one by one
  * @SROCE_CNT_TX_CPU_HANDOFF: sends moved to the CPU that sent the queue
  *	pair's packets still in flight, to keep them in order
  * @SROCE_CNT_SQ_DOORBELL: send doorbells user space rang (system calls)

@@ -299,33 +299,37 @@ out:
 /**
  * sroce_net_may_train() - may packets to a peer leave as trains?
  * @sdev: the sending device
+ * @p: where the packets go, not this device itself
  * @features: the netdev's features, as the caller read them
  *
- * A train (sroce_tx_train_add()) is one packet until a receiver or the
- * stack in front of a NIC splits it, so it goes only where nothing looks
- * at it before: the netdev takes UDP GSO fraglist packets whole (a veth
- * hands them on, the stack splits them for others), and nothing on the
- * way out, nor on a veth peer's way in, would take it for one packet: no
- * packet capture (it shows the frames the wire carries), no qdisc (it
- * would drop, mark or pace a train whole), no tc or netfilter hook and no
- * XDP program.
+ * A train (sroce_tx_train_add()) is one packet until it is split, so it
+ * goes only where the one who splits it is the receiving sroce device's
+ * hook (sroce_rcv_gso()) and nothing before looks at it: to a sroce
+ * device behind a veth that takes packets untouched and unchecked
+ * (sroce_net_peer_unchecked(): no qdisc, no tc or netfilter hook, no XDP
+ * program on the way), the veth taking UDP GSO fraglist packets whole,
+ * and no packet capture at either end (it shows the frames a wire would
+ * carry). Split anywhere else (in a NIC's transmit path, past a VLAN or
+ * tunnel device, in a stack that forwards), every packet would need
+ * headroom for headers we cannot know, and qdiscs or hooks on the way
+ * would drop, mark or pace a train as one packet.
  * Context: BH disabled or softirq.
  * Return: true when a train may start.
  */
-bool sroce_net_may_train(struct sroce_dev *sdev, netdev_features_t features)
+bool sroce_net_may_train(struct sroce_dev *sdev, const struct sroce_path *p,
+			 netdev_features_t features)
 {
+	const netdev_features_t whole = NETIF_F_GSO_FRAGLIST |
+					NETIF_F_GSO_UDP_L4 | NETIF_F_FRAGLIST;
 	struct net_device *ndev = sdev->ndev, *peer;
 	bool ok;
 
-	if (!(features & NETIF_F_GSO_FRAGLIST) || dev_nit_active(ndev))
+	if ((features & whole) != whole || dev_nit_active(ndev) ||
+	    !sroce_net_peer_unchecked(sdev, p, features))
 		return false;
 	rcu_read_lock();
-	ok = sroce_net_egress_bare(ndev);
-	if (ok && sdev->ndev_veth) {
-		peer = ndev->netdev_ops->ndo_get_peer_dev(ndev);
-		ok = peer && !dev_nit_active(peer) &&
-		     sroce_net_ingress_bare(peer);
-	}
+	peer = ndev->netdev_ops->ndo_get_peer_dev(ndev);
+	ok = peer && !dev_nit_active(peer);
 	rcu_read_unlock();
 	return ok;
 }

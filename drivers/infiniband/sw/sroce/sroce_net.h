@@ -156,7 +156,8 @@ struct sroce_dev *sroce_dev_from_netdev_rtnl(struct net_device *ndev);
 bool sroce_net_peer_unchecked(struct sroce_dev *sdev,
 			      const struct sroce_path *p,
 			      netdev_features_t features);
-bool sroce_net_may_train(struct sroce_dev *sdev, netdev_features_t features);
+bool sroce_net_may_train(struct sroce_dev *sdev, const struct sroce_path *p,
+			 netdev_features_t features);
 void sroce_port_sync_rtnl(struct sroce_dev *sdev);
 int sroce_net_init(void);
 void sroce_net_exit(void);

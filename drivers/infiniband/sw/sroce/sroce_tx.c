@@ -341,14 +341,12 @@ void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
  * @skb: the packet, from sroce_tx_alloc() and charged; consumed
  *
  * Packets to the peer that one pass sends go as one UDP GSO fraglist
- * packet: each is complete with its own headers and ICRC, chained on the
- * first one's frag_list, and the stack splits them into the same frames
- * where they leave memory (skb_segment_list(): at a receiver on a veth,
- * or before a NIC). So the stack below, a veth and its peer's backlog are
- * crossed once a train instead of once a packet. Segmentation numbers
- * IPv4 IDs on from the first packet's (0), and the ICRC covers the ID, so
- * each packet carries its place in the train before its ICRC is computed.
- * Where a train may not go (sroce_net_may_train()), packets go one by one.
+ * packet: each is complete with its own headers, chained on the first
+ * one's frag_list, and the receiving sroce device splits them again into
+ * the same packets (skb_segment_list() in sroce_rcv_gso()). So the stack
+ * below, the veth and the peer's backlog are crossed once a train
+ * instead of once a packet. Where a train may not go
+ * (sroce_net_may_train()), packets go one by one.
  * Context: BH disabled or softirq.
  */
 void sroce_tx_train_add(struct sroce_qp *qp, struct sroce_tx_train *t,
@@ -366,15 +364,9 @@ void sroce_tx_train_add(struct sroce_qp *qp, struct sroce_tx_train *t,
 			t->len + skb->len > SROCE_TX_TRAIN_BYTES))
 		sroce_tx_train_flush(qp, t);
 	features = READ_ONCE(sdev->ndev->features);
-	if (!t->head && !sroce_net_may_train(sdev, features)) {
+	if (!t->head && !sroce_net_may_train(sdev, p, features)) {
 		sroce_tx_send_to(qp, p, skb);
 		return;
-	}
-	if (t->head && !p->ipv6) {
-		struct iphdr *iph = ip_hdr(skb);
-
-		iph->id = htons(t->segs);
-		ip_send_check(iph);
 	}
 	sroce_tx_seal(qp, p, skb, features);
 	/* Only a checksum left to the netdev can be split: it stays one. */
