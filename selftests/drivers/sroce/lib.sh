@@ -188,24 +188,44 @@ sr_rc_tests() {
 	return $st
 }
 
-# sr_rc_verify LOG PORT GID_A GID_B: rc_verify across sr_sroce_ns_pair's
-# link, server on $DA here, client on $DB in $NS; true when both sides
-# pass. Their output goes to LOG.srv and LOG.cli, and on failure into
-# TAP comments too.
+# sr_rc_verify LOG PORT GID_A GID_B [reverse]: rc_verify across
+# sr_sroce_ns_pair's link, server on $DA here, client on $DB in $NS (with
+# reverse: server on $DB, client on $DA; the client drives, the server
+# answers its READs); true when both sides pass. Their output goes to
+# LOG.srv and LOG.cli, and on failure into TAP comments too.
 sr_rc_verify() {
-	local verify spid crc src=0
+	local verify spid crc src=0 in_ns=(ip netns exec "$NS")
+	local s_dev=$DA s_gid=$3 s_in=() c_dev=$DB c_gid=$4 c_in=("${in_ns[@]}")
+	local to=$IP4
 
 	verify=$(sr_tool rc_verify) || return 1
-	timeout -k 5 600 "$verify" server "$DA" "$3" "$2" >"$1.srv" 2>&1 &
+	if [ "${5:-}" = reverse ]; then
+		s_dev=$DB s_gid=$4 s_in=("${in_ns[@]}") to=$PEER4
+		c_dev=$DA c_gid=$3 c_in=()
+	fi
+	"${s_in[@]}" timeout -k 5 600 "$verify" server "$s_dev" "$s_gid" "$2" \
+		>"$1.srv" 2>&1 &
 	spid=$!
-	ip netns exec "$NS" timeout -k 5 600 "$verify" client "$DB" "$4" \
-		"$IP4" "$2" >"$1.cli" 2>&1
+	"${c_in[@]}" timeout -k 5 600 "$verify" client "$c_dev" "$c_gid" "$to" \
+		"$2" >"$1.cli" 2>&1
 	crc=$?
 	wait "$spid" || src=$?
 	[ "$src" = 0 ] && [ "$crc" = 0 ] && return 0
 	sed 's/^/# rc_verify server: /' "$1.srv"
 	sed 's/^/# rc_verify client: /' "$1.cli"
 	return 1
+}
+
+# sr_ns_pair_gids: after sr_sroce_ns_pair, the GID indexes of both ends'
+# addresses: NS_GID[A4], NS_GID[B4] (IPv4 of $DA and $DB), NS_GID[A6],
+# NS_GID[B6] (IPv6); a missing one fails.
+declare -A NS_GID=()
+# shellcheck disable=SC2034 # for the scripts that source this file
+sr_ns_pair_gids() {
+	NS_GID[A4]=$(sr_gid_index "$DA" "$IP4") || sr_fail "no IPv4 GID on $DA"
+	NS_GID[B4]=$(sr_gid_index "$DB" "$PEER4") || sr_fail "no IPv4 GID on $DB"
+	NS_GID[A6]=$(sr_gid_index "$DA" "$IP6") || sr_fail "no IPv6 GID on $DA"
+	NS_GID[B6]=$(sr_gid_index "$DB" "$PEER6") || sr_fail "no IPv6 GID on $DB"
 }
 
 # sr_run_indented CMD...: run CMD with its output (stdout and stderr)

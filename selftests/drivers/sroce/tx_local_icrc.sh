@@ -22,11 +22,7 @@ sr_dmesg_mark
 sr_sroce_ns_pair
 [ -n "$(sr_counter "$DA" tx_local_no_icrc)" ] ||
 	sr_fail "the device has no tx_local_no_icrc counter"
-declare -A GID
-GID[A4]=$(sr_gid_index "$DA" "$IP4") || sr_fail "no IPv4 GID on $DA"
-GID[B4]=$(sr_gid_index "$DB" "$PEER4") || sr_fail "no IPv4 GID on $DB"
-GID[A6]=$(sr_gid_index "$DA" "$IP6") || sr_fail "no IPv6 GID on $DA"
-GID[B6]=$(sr_gid_index "$DB" "$PEER6") || sr_fail "no IPv6 GID on $DB"
+sr_ns_pair_gids
 LOGS=$(mktemp -d)
 sr_on_exit "rm -rf $LOGS"
 port=18700
@@ -52,7 +48,8 @@ verify() {
 	sr_snap "$DB" tx_local_no_icrc rx_drop_bad_icrc
 	resolve || sr_log "$1: the peer does not answer pings"
 	sr_check "$1: rc_verify over IPv$2" \
-		sr_rc_verify "$LOGS/$port" "$port" "${GID[A$2]}" "${GID[B$2]}"
+		sr_rc_verify "$LOGS/$port" "$port" "${NS_GID[A$2]}" \
+		"${NS_GID[B$2]}"
 	SKIP_A=$(sr_grew "$DA" tx_local_no_icrc)
 	SKIP_B=$(sr_grew "$DB" tx_local_no_icrc)
 	sr_log "$1: sent without an ICRC: $SKIP_A by A, $SKIP_B by B"

@@ -24,11 +24,7 @@ port=$(( 19400 + (SR_TAG % 200) * 4 ))
 sr_sroce_ns_pair
 [ -n "$(sr_counter "$DB" tx_trains)" ] ||
 	sr_fail "the device has no tx_trains counter"
-declare -A GID
-GID[A4]=$(sr_gid_index "$DA" "$IP4") || sr_fail "no IPv4 GID on $DA"
-GID[B4]=$(sr_gid_index "$DB" "$PEER4") || sr_fail "no IPv4 GID on $DB"
-GID[A6]=$(sr_gid_index "$DA" "$IP6") || sr_fail "no IPv6 GID on $DA"
-GID[B6]=$(sr_gid_index "$DB" "$PEER6") || sr_fail "no IPv6 GID on $DB"
+sr_ns_pair_gids
 ping -c 1 -W 5 "$PEER4" >/dev/null || sr_log "no ping answer from $PEER4"
 ping -6 -c 1 -W 5 "$PEER6" >/dev/null || sr_log "no ping answer from $PEER6"
 
@@ -47,7 +43,8 @@ verify() {
 		sr_snap "$DB" "$c"
 	done
 	sr_check "$1: rc_verify over IPv$2" \
-		sr_rc_verify "$LOGS/$port" "$port" "${GID[A$2]}" "${GID[B$2]}"
+		sr_rc_verify "$LOGS/$port" "$port" "${NS_GID[A$2]}" \
+		"${NS_GID[B$2]}"
 	TRAINS=$(sr_grew "$DB" tx_trains)
 	SENT=$(sr_grew "$DB" tx_roce_packets)
 	SPLIT=$(sr_grew "$DA" rx_gro_segments)
@@ -102,28 +99,8 @@ fi
 rdma link del "$DA"
 DA=rxe_t$SR_TAG
 sr_link_add "$DA" "$A" rxe || sr_fail "rdma link add $DA type rxe netdev $A"
-GID[A4]=$(sr_gid_index "$DA" "$IP4") || sr_fail "no IPv4 GID on $DA"
-GID[A6]=$(sr_gid_index "$DA" "$IP6") || sr_fail "no IPv6 GID on $DA"
-
-# verify_rev LOG PORT GID_B GID_A: rc_verify the other way round, server
-# on $DB in $NS (it answers the READs), client on $DA here.
-verify_rev() {
-	local verify spid crc src=0
-
-	verify=$(sr_tool rc_verify) || return 1
-	ip netns exec "$NS" timeout -k 5 600 "$verify" server "$DB" "$3" \
-		"$2" >"$1.srv" 2>&1 &
-	spid=$!
-	sr_wait_listen "$2" "$NS" 60 || sr_log "rc_verify server not listening"
-	timeout -k 5 600 "$verify" client "$DA" "$4" "$PEER4" "$2" \
-		>"$1.cli" 2>&1
-	crc=$?
-	wait "$spid" || src=$?
-	[ "$src" = 0 ] && [ "$crc" = 0 ] && return 0
-	sed 's/^/# rc_verify server: /' "$1.srv"
-	sed 's/^/# rc_verify client: /' "$1.cli"
-	return 1
-}
+NS_GID[A4]=$(sr_gid_index "$DA" "$IP4") || sr_fail "no IPv4 GID on $DA"
+NS_GID[A6]=$(sr_gid_index "$DA" "$IP6") || sr_fail "no IPv6 GID on $DA"
 
 for fam in 4 6; do
 	what="sroce to rxe, IPv$fam"
@@ -134,10 +111,12 @@ for fam in 4 6; do
 	done
 	port=$((port + 1))
 	sr_check "$what: rc_verify, sroce the client" \
-		sr_rc_verify "$LOGS/$port" "$port" "${GID[A$fam]}" "${GID[B$fam]}"
+		sr_rc_verify "$LOGS/$port" "$port" "${NS_GID[A$fam]}" \
+		"${NS_GID[B$fam]}"
 	port=$((port + 1))
 	sr_check "$what: rc_verify, sroce the server (READ responses)" \
-		verify_rev "$LOGS/$port" "$port" "${GID[B$fam]}" "${GID[A$fam]}"
+		sr_rc_verify "$LOGS/$port" "$port" "${NS_GID[A$fam]}" \
+		"${NS_GID[B$fam]}" reverse
 	# The last ACKs may still wait in a backlog.
 	sleep 0.5
 	TRAINS=$(sr_grew "$DB" tx_trains)
