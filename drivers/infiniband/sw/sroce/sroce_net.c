@@ -180,8 +180,21 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 	if ((skb->pkt_type != PACKET_HOST &&
 	     skb->pkt_type != PACKET_MULTICAST) ||
 	    (skb_vlan_tag_present(skb) && skb_vlan_tag_get_id(skb)) ||
-	    !sroce_is_roce_packet(sdev, skb))
+	    !sroce_is_roce_packet(sdev, skb)) {
+		/*
+		 * A train is for a sroce hook to split; the stack would split
+		 * it with too little headroom. One meant for this device
+		 * while it still took it: dropped, and sent again.
+		 */
+		if (unlikely(skb_has_frag_list(skb) && sroce_tx_credit_of(skb))) {
+			sroce_count(sdev, SROCE_CNT_RX_ROCE_PACKETS);
+			sroce_rx_drop(sdev, NULL, SROCE_CNT_RX_DROP_MALFORMED,
+				      0, 0, 0);
+			kfree_skb(skb);
+			return RX_HANDLER_CONSUMED;
+		}
 		return RX_HANDLER_PASS;
+	}
 
 	/* From here on the packet is ours to modify and to free. */
 	skb = skb_share_check(skb, GFP_ATOMIC);
@@ -191,7 +204,7 @@ static rx_handler_result_t sroce_rx_handler(struct sk_buff **pskb)
 		return RX_HANDLER_CONSUMED;
 	}
 	skb_reset_network_header(skb);
-	/* Packets UDP GRO merged are counted one by one as they are split. */
+	/* Merged packets and trains are counted one by one as they are split. */
 	if (skb_is_gso(skb)) {
 		sroce_rcv_gso(sdev, skb);
 		return RX_HANDLER_CONSUMED;

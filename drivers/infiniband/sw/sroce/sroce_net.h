@@ -96,6 +96,9 @@ sroce_tx_alloc(struct sroce_qp *qp, u8 opcode, u32 psn, bool ackreq, bool se,
 int sroce_tx_credit_init(struct sroce_qp *qp);
 void sroce_tx_credit_detach(struct sroce_qp *qp);
 void sroce_tx_credit_put(struct sroce_tx_credit *c);
+void sroce_tx_credit_release(struct sroce_tx_credit *c);
+struct sroce_tx_credit *sroce_tx_credit_of(const struct sk_buff *skb);
+void sroce_tx_credit_hold(struct sroce_tx_credit *c);
 void sroce_tx_credit_wait_all(void);
 bool sroce_tx_may_send(struct sroce_qp *qp, int who);
 void sroce_tx_charge(struct sroce_qp *qp, struct sk_buff *skb);

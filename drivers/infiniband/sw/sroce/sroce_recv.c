@@ -333,27 +333,38 @@ void sroce_rcv_local(struct sroce_dev *sdev, struct sk_buff *skb)
 }
 
 /**
- * sroce_rcv_gso() - take RoCEv2 packets that GRO merged into one.
+ * sroce_rcv_gso() - take RoCEv2 packets that arrived merged into one.
  * @sdev: device whose netdev received it
  * @skb: the merged packet, IP header at skb->data; consumed
  *
  * With UDP GRO on the netdev (rx-udp-gro-forwarding, or rx-gro-list for
  * fraglist GRO), consecutive packets of one flow that carry a UDP checksum
- * (RoCEv2 over IPv6 does) arrive as one. Split them as transmit would and
+ * (RoCEv2 over IPv6 does) arrive as one; a sroce sender behind a veth
+ * sends trains (sroce_tx_train_add()). Split them as transmit would and
  * take each as it came. Anything else that claims segments is malformed.
  * Context: softirq, the netdev receive path.
  */
 void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb)
 {
+	/*
+	 * Splitting a train gives its packets' holds back at once: hold its
+	 * sender's credit until the last is taken, so that sender sends on
+	 * behind them from its CPU (sroce_tx_credit_hold()).
+	 */
+	struct sroce_tx_credit *train = sroce_tx_credit_of(skb);
 	struct sk_buff *segs, *next;
 
 	if (!(skb_shinfo(skb)->gso_type & (SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST)))
 		goto malformed;
+	if (train)
+		sroce_tx_credit_hold(train);
 	/* Segmentation starts from the MAC header, as on transmit. */
 	__skb_push(skb, skb->data - skb_mac_header(skb));
 	segs = __skb_gso_segment(skb, NETIF_F_SG, false);
 	if (IS_ERR_OR_NULL(segs)) {
 		__skb_pull(skb, skb_network_offset(skb));
+		if (train)
+			sroce_tx_credit_release(train);
 		goto malformed;
 	}
 	consume_skb(skb);
@@ -364,6 +375,8 @@ void sroce_rcv_gso(struct sroce_dev *sdev, struct sk_buff *skb)
 		sroce_count(sdev, SROCE_CNT_RX_GRO_SEGMENTS);
 		sroce_rcv(sdev, skb);
 	}
+	if (train)
+		sroce_tx_credit_release(train);
 	return;
 
 malformed:

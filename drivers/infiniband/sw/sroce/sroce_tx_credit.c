@@ -83,18 +83,18 @@ void sroce_tx_credit_wait_all(void)
 	rcu_barrier();
 }
 
-static void sroce_tx_skb_destructor(struct sk_buff *skb)
+/**
+ * sroce_tx_credit_release() - give back one packet's hold.
+ * @c: the credit the packet was charged to
+ *
+ * Resumes a paused sender once its packets below are down to the low mark.
+ * Context: any but hard IRQ.
+ */
+void sroce_tx_credit_release(struct sroce_tx_credit *c)
 {
-	struct sroce_tx_credit *c = skb_shinfo(skb)->destructor_arg;
 	struct sroce_qp *qp;
 	int held;
 
-	/*
-	 * Splitting a train (skb_segment_list()) releases its packets' head
-	 * state, which runs this, and leaves the destructor set for when
-	 * they are freed: give the hold back once.
-	 */
-	skb->destructor = NULL;
 	held = atomic_dec_return(&c->held);
 	if (!held) {
 		call_rcu(&c->rcu, sroce_tx_credit_free);
@@ -112,6 +112,46 @@ static void sroce_tx_skb_destructor(struct sk_buff *skb)
 			queue_work(sroce_data_wq, &qp->resp_work);
 	}
 	rcu_read_unlock();
+}
+
+static void sroce_tx_skb_destructor(struct sk_buff *skb)
+{
+	/*
+	 * Splitting a train (skb_segment_list()) releases its packets' head
+	 * state, which runs this, and leaves the destructor set for when
+	 * they are freed: give the hold back once.
+	 */
+	skb->destructor = NULL;
+	sroce_tx_credit_release(skb_shinfo(skb)->destructor_arg);
+}
+
+/**
+ * sroce_tx_credit_of() - the credit a packet of ours is still charged to.
+ * @skb: any packet
+ *
+ * Return: the credit, or NULL when @skb is not a sroce packet still
+ * charged (another sender's, or one whose hold went back already).
+ */
+struct sroce_tx_credit *sroce_tx_credit_of(const struct sk_buff *skb)
+{
+	if (skb->destructor != sroce_tx_skb_destructor)
+		return NULL;
+	return skb_shinfo(skb)->destructor_arg;
+}
+
+/**
+ * sroce_tx_credit_hold() - hold a credit for packets whose own holds go
+ *	before they are consumed.
+ * @c: a credit a live packet is charged to, so it cannot go meanwhile
+ *
+ * Splitting a train gives back its packets' holds at once; the receiver
+ * holds the credit until it has taken the last of them, so the sender
+ * still sees them in flight (sroce_tx_may_send()) and sends the next
+ * from the same CPU, behind them. Undone by sroce_tx_credit_release().
+ */
+void sroce_tx_credit_hold(struct sroce_tx_credit *c)
+{
+	atomic_inc(&c->held);
 }
 
 /**
