@@ -33,14 +33,13 @@ struct sroce_swqe_state {
  *	the train is empty
  * @tail: the last packet chained, NULL while there is only @head
  * @segs: packets in the train
- * @len: their bytes from the IP header on
- * @head_len: the head's own bytes from the IP header on
+ * @head_len: the head's own bytes from the IP header on; the head's
+ *	skb->len counts the whole train
  */
 struct sroce_tx_train {
 	struct sk_buff *head;
 	struct sk_buff *tail;
 	u32 segs;
-	u32 len;
 	u32 head_len;
 };
 

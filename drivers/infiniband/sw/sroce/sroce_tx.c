@@ -243,12 +243,14 @@ int sroce_tx_end_frags(struct sk_buff *skb)
 
 /*
  * The ICRC and the UDP checksum of a packet from sroce_tx_alloc_to(),
- * decided on @features as the caller read them once.
+ * decided on @features as the caller read them once. @unchecked: the
+ * caller found that a sroce device behind a veth takes it unchecked
+ * (sroce_net_peer_unchecked()), so it needs no ICRC.
  */
 static void sroce_tx_seal(struct sroce_qp *qp, const struct sroce_path *p,
-			  struct sk_buff *skb, netdev_features_t features)
+			  struct sk_buff *skb, netdev_features_t features,
+			  bool unchecked)
 {
-	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	unsigned int bth_off = skb_transport_offset(skb) +
 			       sizeof(struct udphdr);
 	unsigned int icrc_off = skb->len - SROCE_ICRC_BYTES;
@@ -261,7 +263,7 @@ static void sroce_tx_seal(struct sroce_qp *qp, const struct sroce_path *p,
 	 * checked by a sroce device a veth hands the packet to untouched.
 	 */
 	if (!p->loopback) {
-		if (sroce_net_peer_unchecked(sdev, p, features))
+		if (unchecked)
 			sroce_qp_count(qp, SROCE_CNT_TX_LOCAL_NO_ICRC);
 		else
 			icrc = sroce_icrc(skb, bth_off, icrc_off);
@@ -316,8 +318,10 @@ void sroce_tx_send_to(struct sroce_qp *qp, const struct sroce_path *p,
 		      struct sk_buff *skb)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	netdev_features_t features = READ_ONCE(sdev->ndev->features);
 
-	sroce_tx_seal(qp, p, skb, READ_ONCE(sdev->ndev->features));
+	sroce_tx_seal(qp, p, skb, features, !p->loopback &&
+		      sroce_net_peer_unchecked(sdev, p, features));
 	if (p->loopback) {
 		sroce_qp_count(qp, sroce_lo_queue(sdev, skb) ?
 			       SROCE_CNT_TX_PACKETS : SROCE_CNT_TX_DROP);
@@ -355,20 +359,26 @@ void sroce_tx_train_add(struct sroce_qp *qp, struct sroce_tx_train *t,
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	const struct sroce_path *p = &qp->path;
 	netdev_features_t features;
+	bool unchecked;
 
 	if (p->loopback || p->mcast) {
 		sroce_tx_send_to(qp, p, skb);
 		return;
 	}
 	if (t->head && (t->segs >= SROCE_TX_TRAIN_SEGS ||
-			t->len + skb->len > SROCE_TX_TRAIN_BYTES))
+			t->head->len + skb->len > SROCE_TX_TRAIN_BYTES))
 		sroce_tx_train_flush(qp, t);
 	features = READ_ONCE(sdev->ndev->features);
-	if (!t->head && !sroce_net_may_train(sdev, p, features)) {
+	if (t->head) {
+		unchecked = sroce_net_peer_unchecked(sdev, p, features);
+	} else if (sroce_net_may_train(sdev, p, features)) {
+		/* A train goes only where the ICRC is left out. */
+		unchecked = true;
+	} else {
 		sroce_tx_send_to(qp, p, skb);
 		return;
 	}
-	sroce_tx_seal(qp, p, skb, features);
+	sroce_tx_seal(qp, p, skb, features, unchecked);
 	/* Only a checksum left to the netdev can be split: it stays one. */
 	if (skb->ip_summed != CHECKSUM_PARTIAL) {
 		sroce_tx_train_flush(qp, t);
@@ -379,7 +389,6 @@ void sroce_tx_train_add(struct sroce_qp *qp, struct sroce_tx_train *t,
 		t->head = skb;
 		t->tail = NULL;
 		t->segs = 1;
-		t->len = skb->len;
 		t->head_len = skb->len;
 		return;
 	}
@@ -389,7 +398,6 @@ void sroce_tx_train_add(struct sroce_qp *qp, struct sroce_tx_train *t,
 		skb_shinfo(t->head)->frag_list = skb;
 	t->tail = skb;
 	t->segs++;
-	t->len += skb->len;
 	t->head->len += skb->len;
 	t->head->data_len += skb->len;
 	t->head->truesize += skb->truesize;
