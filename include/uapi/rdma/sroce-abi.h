@@ -339,6 +339,7 @@ enum sroce_res_qp_field {
 	SROCE_RES_QP_CC_ALPHA,
 	SROCE_RES_QP_SRTT_US,
 	SROCE_RES_QP_SQ_POLL_BACKOFF,
+	SROCE_RES_QP_SQ_POLL_CPU,	/* only while a poller watches the SQ */
 	SROCE_RES_QP_NFIELDS
 };
 

@@ -8,7 +8,9 @@
 #    rings a doorbell for most messages and nothing is polled.
 #  - Polling on (the default 50 us), one CPU left idle: the same stream
 #    rings fewer than one doorbell per ten messages, and the poller took
-#    the posts (sq_polled).
+#    the posts (sq_polled). One thread posting to 8 QPs in turn (-q 8):
+#    the one poller watches several of the rings at once (the QPs'
+#    sq_poll_cpu), where it watched one before poll lists.
 #  - A busy loop on every CPU: the poller yields (sq_poll_yield) and the
 #    stream still completes, on doorbells.
 #  - A polled stream, then a busy loop on every CPU but the programs':
@@ -23,7 +25,7 @@
 #  - rc_verify across a netns with a 10 ms poll: every byte checked, the
 #    poller took posts of both sides.
 #  - A client killed in the middle of a polled stream: its QPs go, the
-#    poller slots are free again (the next stream is polled), the device
+#    sessions are gone (the next stream is polled), the device
 #    is removed, the kernel log stays clean.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -51,22 +53,23 @@ sr_loopback_link "$LDEV" "$L" "$L4"
 G=$(sr_gid_index "$LDEV" "$L4") || sr_done
 
 # shellcheck disable=SC2317 # called through sr_check
-# stream ITERS [CMD...]: ib_write_bw of 64 B messages in loopback, both
-# sides run under CMD if given; true when both end well. Counters of
-# $LDEV are snapped before.
+# stream ITERS [CMD...]: ib_write_bw of 64 B messages in loopback, ITERS
+# on each of $QPS QPs (1 unless set), both sides run under CMD if given;
+# true when both end well. Counters of $LDEV are snapped before.
 stream() {
-	local iters=$1 srv ok=0
+	local iters=$1 srv ok=0 qps=(-q "${QPS:-1}")
 	shift
 	PORT=$((PORT + 1))
 	sr_snap "$LDEV" sq_doorbell sq_polled sq_poll_yield
-	"$@" timeout -k 5 60 ib_write_bw -d "$LDEV" -x "$G" -s 64 \
+	"$@" timeout -k 5 60 ib_write_bw -d "$LDEV" -x "$G" -s 64 "${qps[@]}" \
 		-n "$iters" -p "$PORT" -F >"$TMP/srv" 2>&1 &
 	srv=$!
 	sr_wait_listen "$PORT" "" 60 &&
 		"$@" timeout -k 5 60 ib_write_bw -d "$LDEV" -x "$G" -s 64 \
-			-n "$iters" -p "$PORT" -F "$L4" >"$TMP/cli" 2>&1 && ok=1
+			"${qps[@]}" -n "$iters" -p "$PORT" -F "$L4" \
+			>"$TMP/cli" 2>&1 && ok=1
 	wait "$srv" || ok=0
-	sr_log "$iters writes: doorbells $(sr_grew "$LDEV" sq_doorbell)," \
+	sr_log "$iters writes on ${QPS:-1} QPs: doorbells $(sr_grew "$LDEV" sq_doorbell)," \
 		"polled $(sr_grew "$LDEV" sq_polled)," \
 		"yields $(sr_grew "$LDEV" sq_poll_yield)"
 	[ "$ok" = 1 ] && return 0
@@ -88,6 +91,37 @@ sr_check "polling on: under one doorbell per ten messages" \
 	test "$(sr_grew "$LDEV" sq_doorbell)" -lt $((ITERS / 10))
 sr_check "polling on: the poller took the posts" \
 	test "$(sr_grew "$LDEV" sq_polled)" -gt 0
+
+# shellcheck disable=SC2317 # called through sr_check
+# watched_max: the most ib_write_bw QPs one poller (one sq_poll_cpu)
+# watched at once, in up to 40 looks at the QPs while a stream runs in
+# the background (pid $1).
+watched_max() {
+	local pid=$1 max=0 n i
+	for ((i = 0; i < 40 && max < 2; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		n=$(taskset -c 0 rdma resource show qp link "$LDEV/1" -dd \
+			2>/dev/null | sed -n \
+			's/.*comm ib_write_bw.*sq_poll_cpu \([0-9]*\).*/\1/p' |
+			sort | uniq -c | sort -rn | awk 'NR == 1 { print $1 }')
+		((${n:-0} > max)) && max=$n
+		sleep 0.1
+	done
+	echo "$max"
+}
+# The programs and the looks on CPU 0, the poller on CPU 1 undisturbed,
+# and a window long enough for a post to come to each ring in turn.
+echo 1000 >"$POLL"
+QPS=8 stream $ITERS taskset -c 0 &
+spid=$!
+sleep 1
+watched=$(watched_max "$spid")
+sr_check "8 QPs: $((ITERS * 8)) writes complete" wait "$spid"
+PORT=$((PORT + 1))	# the stream's, in its subshell
+echo 50 >"$POLL"
+sr_log "8 QPs: at most $watched watched at once by one poller"
+sr_check "8 QPs: one poller watched several rings at once" \
+	test "$watched" -ge 2
 
 # Busy loops that end by themselves after 2 minutes, should this script
 # be killed (a real-time one would keep a timeout process off its CPU).

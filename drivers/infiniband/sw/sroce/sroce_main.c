@@ -26,6 +26,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "sroce.h"
+#include "sroce_sq.h"
 
 /*
  * Object limits of devices created from now on (0444: fixed at load). The
@@ -417,6 +418,7 @@ static int __init sroce_init(void)
 		err = -ENOMEM;
 		goto err_kernel_wq;
 	}
+	sroce_sq_poll_init();
 	sroce_icrc_init();
 	err = sroce_net_init();
 	if (err)

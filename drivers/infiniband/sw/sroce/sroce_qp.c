@@ -234,7 +234,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->timer.function = sroce_comp_timer;
 	sroce_cc_rp_init(qp);
 	INIT_WORK(&qp->req_work, sroce_sq_work);
-	INIT_WORK(&qp->sq_poll_work, sroce_sq_poll_work);
+	INIT_LIST_HEAD(&qp->req.poll_node);
 	hrtimer_init(&qp->poll_watchdog, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->poll_watchdog.function = sroce_sq_poll_watchdog;
 	INIT_WORK(&qp->resp_work, sroce_resp_work);

@@ -17,6 +17,8 @@ enum sroce_retx_cause {
 	SROCE_RETX_PROBE,	/* a tail-loss probe: the last packet again */
 };
 
+struct sroce_sq_poller;
+
 /* Per send-queue-slot state the requester keeps beside its WQE copy. */
 struct sroce_swqe_state {
 	u32 first_psn;		/* PSN of the WQE's first packet */
@@ -90,8 +92,8 @@ struct sroce_tx_train {
  * @credit_unlimited: the responder gave no credit count (an SRQ, rdma_rxe):
  *	@lsn no longer holds anything back
  * @credit_wait: held back by @lsn since it last moved (counted once)
- * @polling: a poll session is on: sq_poll_work is queued or runs, and
- *	owns @poll_cpu's poller slot
+ * @polling: a poll session is on: the QP is on the poll list of @poller,
+ *	@poll_cpu's (sroce_sq.c)
  * @poll_watching: the poller runs, on a CPU it has to itself, and watches
  *	the ring: no doorbell is armed (until then posts ring as usual)
  * @poll_backoff: poll sessions in a row that took nothing (nothing was
@@ -100,11 +102,16 @@ struct sroce_tx_train {
  *	again: 2^@poll_backoff - 1 after a fruitless session
  * @poll_cpu: the CPU the poller runs on: kept while sessions save
  *	doorbells without yielding, else the next one online
+ * @poller: the poller of the session on, or of the last one
+ * @poll_barred: no session may start: the QP is being quiesced, until the
+ *	move to RESET (or for good, when it dies)
+ * @poll_node: on @poller's list while @polling, else empty; under its lock
  * @poll_fruit_ns: local_clock() when a poll pass last took posts; written
  *	by the poller without req_lock
- * @poll_beat: local_clock() of the poller's last loop or pass start, for
- *	poll_watchdog
- * @poll_in_pass: the poller is in a pass (BH off), begun at @poll_beat
+ * @poll_more: the poller's last pass stopped at its budget
+ * @poll_fruitful: the session took posts
+ *	(both set when a session starts, then written by its poller only,
+ *	without req_lock)
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
  * @st: per-slot state of the WQEs in @shadow
  * @train: packets of the pass under way, held to leave as one train
@@ -153,9 +160,12 @@ struct sroce_req {
 	u8 poll_backoff;
 	u16 poll_skip;
 	int poll_cpu;
+	struct sroce_sq_poller *poller;
+	bool poll_barred;
+	struct list_head poll_node;
 	u64 poll_fruit_ns;
-	u64 poll_beat;
-	bool poll_in_pass;
+	bool poll_more;
+	bool poll_fruitful;
 	void *shadow;
 	struct sroce_swqe_state *st;
 	struct sroce_tx_train train;
@@ -353,7 +363,6 @@ struct sroce_cc_rp {
  * @resp: responder state
  * @timer: retransmission and RNR timer
  * @req_work: continues sending where a softirq pass stopped
- * @sq_poll_work: watches a drained send ring for new entries (sroce_sq.c)
  * @poll_watchdog: ends a poll session whose poller does not get to run
  * @resp_work: sends read responses too large for one softirq pass
  * @err_work: completes everything outstanding after a data-path error
@@ -389,7 +398,6 @@ struct sroce_qp {
 	struct sroce_resp resp;
 	struct hrtimer timer;
 	struct work_struct req_work;
-	struct work_struct sq_poll_work;
 	struct hrtimer poll_watchdog;
 	struct work_struct resp_work;
 	struct work_struct err_work;

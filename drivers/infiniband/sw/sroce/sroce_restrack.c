@@ -133,6 +133,7 @@ static const char *const sroce_res_qp_names[SROCE_RES_QP_NFIELDS] = {
 	[SROCE_RES_QP_CC_ALPHA] = "cc_alpha",
 	[SROCE_RES_QP_SRTT_US] = "srtt_us",
 	[SROCE_RES_QP_SQ_POLL_BACKOFF] = "sq_poll_backoff",
+	[SROCE_RES_QP_SQ_POLL_CPU] = "sq_poll_cpu",
 };
 
 static const struct sroce_res_kind sroce_res_qp = {
@@ -158,6 +159,8 @@ static void sroce_res_qp_snap(struct sroce_qp *qp, struct sroce_res_snap *s)
 	sroce_res_set(s, SROCE_RES_QP_SQ_NEED_DOORBELL,
 		      sroce_ring_need_doorbell(&qp->sq));
 	sroce_res_set(s, SROCE_RES_QP_SQ_POLL_BACKOFF, req->poll_backoff);
+	if (req->poll_watching)
+		sroce_res_set(s, SROCE_RES_QP_SQ_POLL_CPU, req->poll_cpu);
 	if (rc_uc) {
 		sroce_res_set(s, SROCE_RES_QP_REQ_PSN, req->psn);
 		sroce_res_set(s, SROCE_RES_QP_REQ_UNA, req->una);

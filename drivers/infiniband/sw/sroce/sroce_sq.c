@@ -9,12 +9,15 @@
  * Work runs where it is triggered: in the doorbell system call, in the
  * receive softirq for ACKs, or in the timer; a pass sends at most
  * SROCE_TX_BUDGET packets and leaves the rest to req_work. A user QP's
- * ring that drained is watched for a while by sq_poll_work on an idle CPU,
- * so that a stream of small posts needs no doorbell at all.
+ * ring that drained is watched for a while by a poller on an idle CPU,
+ * so that a stream of small posts needs no doorbell at all. A CPU's
+ * poller watches the rings of many QPs in turn (its poll list), so that
+ * one thread posting to many QPs needs no doorbells either.
  */
 #include "sroce_sq.h"
 #include <linux/sched/clock.h>
 #include <linux/sched/stat.h>
+#include <linux/wait_bit.h>
 #include "sroce_hdr.h"
 
 static enum ib_wc_opcode sroce_wc_opcode(u32 op)
@@ -193,7 +196,7 @@ bool sroce_sq_fetch(struct sroce_qp *qp)
 
 /*
  * A doorbell costs a system call of a few microseconds; polling costs a
- * CPU nobody else wants (sroce_sq_poll_work() gives it up at once).
+ * CPU nobody else wants (sroce_sq_poller_work() gives it up at once).
  */
 static unsigned int sq_poll_us = 50;
 module_param(sq_poll_us, uint, 0644);
@@ -215,8 +218,13 @@ MODULE_PARM_DESC(sq_poll_us, "Microseconds a user QP's drained send ring is poll
  */
 #define SROCE_SQ_POLL_YIELD_MAX_BACKOFF	6
 #define SROCE_SQ_POLL_YIELD_GRACE_NS	(2 * NSEC_PER_SEC)
-/* Free poller slots sought past the one a QP last used. */
+/* Pollers tried, from the one a QP last used on. */
 #define SROCE_SQ_POLL_TRIES		4
+/*
+ * Rings one poller watches at most: a round over them costs a post on
+ * each up to this many looks at the others before it is sent.
+ */
+#define SROCE_SQ_POLL_QPS		64
 /*
  * A poller that has not looped for this long, outside its passes (a
  * real-time task has its CPU), loses its session to poll_watchdog: the
@@ -230,12 +238,62 @@ MODULE_PARM_DESC(sq_poll_us, "Microseconds a user QP's drained send ring is poll
  */
 #define SROCE_SQ_POLL_PASS_MAX_NS	(50 * NSEC_PER_MSEC)
 
+/**
+ * struct sroce_sq_poller - a CPU's poller: it watches the send rings of
+ * the QPs on its list in turn, sending what is posted.
+ * @lock: guards @qps, @nr, @running and @cur; taken inside req_lock
+ * @qps: the QPs in a poll session here (by req.poll_node), the one to
+ *	look at next first
+ * @nr: how many are on @qps
+ * @running: @work is queued or runs, and will look at @qps again
+ * @cur: the QP the poller looks at, outside @lock: a session may end
+ *	meanwhile, and sroce_sq_poll_cancel() waits for the poller to move on
+ * @beat: local_clock() of the poller's last look or pass start, for the
+ *	sessions' watchdogs; written without @lock
+ * @in_pass: the poller is in a pass (BH off), begun at @beat
+ * @last_ns: local_clock() when a ring on @qps last gave posts or was
+ *	taken over; written by the poller only
+ * @paused: the poller gave its CPU up for a moment, its rings handed back
+ *	to their doorbells, and has not looked at a ring since
+ * @cpu: the CPU it runs on
+ * @work: the poller, queued on @cpu
+ */
+struct sroce_sq_poller {
+	spinlock_t lock;	/* see above */
+	struct list_head qps;
+	u32 nr;
+	bool running;
+	struct sroce_qp *cur;
+	u64 beat;
+	bool in_pass;
+	u64 last_ns;
+	bool paused;
+	int cpu;
+	struct work_struct work;
+};
+
 /*
  * At most one poller per CPU, of any device, and one CPU always left
  * without: a user cannot make the kernel spin on every CPU.
  */
-static DEFINE_PER_CPU(struct sroce_qp *, sroce_sq_poll_owner);
-static atomic_t sroce_sq_pollers = ATOMIC_INIT(0);
+static DEFINE_PER_CPU(struct sroce_sq_poller, sroce_sq_pollers);
+static atomic_t sroce_sq_busy_pollers = ATOMIC_INIT(0);
+
+static void sroce_sq_poller_work(struct work_struct *work);
+
+void __init sroce_sq_poll_init(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct sroce_sq_poller *p = per_cpu_ptr(&sroce_sq_pollers, cpu);
+
+		spin_lock_init(&p->lock);
+		INIT_LIST_HEAD(&p->qps);
+		p->cpu = cpu;
+		INIT_WORK(&p->work, sroce_sq_poller_work);
+	}
+}
 
 /* The next CPU online after @cpu, round the end. */
 static int sroce_next_online_cpu(int cpu)
@@ -244,66 +302,88 @@ static int sroce_next_online_cpu(int cpu)
 	return cpu < nr_cpu_ids ? cpu : cpumask_first(cpu_online_mask);
 }
 
-/* A free poller slot, from @qp's last CPU on, never this one; or -1. */
-static int sroce_sq_poll_claim(struct sroce_qp *qp, int this_cpu)
+/*
+ * Put @qp on @cpu's poll list if there is room: a poller that runs takes
+ * up to SROCE_SQ_POLL_QPS, an idle one starts if fewer pollers run than
+ * CPUs are online, less one. Context: req_lock held, BH disabled.
+ */
+static bool sroce_sq_poll_join(struct sroce_qp *qp, int cpu)
 {
-	int cpu = qp->req.poll_cpu, i;
+	struct sroce_sq_poller *p = per_cpu_ptr(&sroce_sq_pollers, cpu);
+	struct sroce_req *req = &qp->req;
+	bool joined = false;
 
-	if (!cpu_online(cpu))
-		cpu = sroce_next_online_cpu(this_cpu);
-	for (i = 0; i < SROCE_SQ_POLL_TRIES; i++) {
-		if (cpu != this_cpu &&
-		    !cmpxchg(per_cpu_ptr(&sroce_sq_poll_owner, cpu), NULL, qp))
-			return cpu;
-		cpu = sroce_next_online_cpu(cpu);
+	spin_lock(&p->lock);
+	if (p->nr >= SROCE_SQ_POLL_QPS)
+		goto out;
+	if (!p->nr && atomic_inc_return(&sroce_sq_busy_pollers) >=
+		      num_online_cpus()) {
+		atomic_dec(&sroce_sq_busy_pollers);
+		goto out;
 	}
-	return -1;
+	/* The session, before the poller can find it (it takes p->lock). */
+	req->poller = p;
+	req->poll_cpu = cpu;
+	req->polling = true;
+	req->poll_more = false;
+	req->poll_fruitful = false;
+	list_add_tail(&req->poll_node, &p->qps);
+	p->nr++;
+	joined = true;
+	if (!p->running) {
+		/* Its watchdogs count from now while it gets its CPU. */
+		WRITE_ONCE(p->beat, local_clock());
+		WRITE_ONCE(p->in_pass, false);
+		p->running = true;
+		queue_work_on(cpu, sroce_poll_wq, &p->work);
+	}
+out:
+	spin_unlock(&p->lock);
+	return joined;
 }
 
 /*
  * The ring drained: start a poll session, on another CPU than this one,
  * where the posting thread or the softirq that drained the ring is. The
- * doorbell stays armed until the poller runs and takes the ring over: a
- * post never waits for the poller to get a CPU.
+ * doorbell stays armed until the poller looks at the ring and takes it
+ * over: a post never waits for the poller to get a CPU.
  * Context: req_lock held, BH disabled.
  * Return: true when the poller watches the ring (no doorbell is needed).
  */
 static bool sroce_sq_poll_start(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
-	int cpu;
+	int this_cpu = smp_processor_id(), cpu, i;
 
 	lockdep_assert_held(&qp->req_lock);
 	if (req->polling)
 		return req->poll_watching;
-	if (!READ_ONCE(sq_poll_us) || qp->kernel || qp->dead)
+	if (!READ_ONCE(sq_poll_us) || qp->kernel || qp->dead ||
+	    req->poll_barred)
 		return false;
 	if (req->poll_skip) {
 		req->poll_skip--;
 		return false;
 	}
 	/*
-	 * A poller of an ended session still queued or running (kept from
-	 * its CPU, or not yet at its next check) would serve the new one
-	 * from its old CPU: one session per run of the work.
+	 * The poller of an ended session may still be looking at the QP
+	 * (and would take the new session's state for its own); it moves
+	 * on at once.
 	 */
-	if (work_busy(&qp->sq_poll_work))
+	if (req->poller && READ_ONCE(req->poller->cur) == qp)
 		return false;
-	if (atomic_inc_return(&sroce_sq_pollers) >= num_online_cpus())
-		goto full;
-	cpu = sroce_sq_poll_claim(qp, smp_processor_id());
-	if (cpu < 0)
-		goto full;
-	req->poll_cpu = cpu;
-	req->polling = true;
-	WRITE_ONCE(req->poll_beat, local_clock());
-	WRITE_ONCE(req->poll_in_pass, false);
+	cpu = req->poll_cpu;
+	if (!cpu_online(cpu))
+		cpu = sroce_next_online_cpu(this_cpu);
+	for (i = 0; i < SROCE_SQ_POLL_TRIES; i++) {
+		if (cpu != this_cpu && sroce_sq_poll_join(qp, cpu))
+			break;
+		cpu = sroce_next_online_cpu(cpu);
+	}
+	if (i == SROCE_SQ_POLL_TRIES)
+		return false;
 	hrtimer_start(&qp->poll_watchdog, ns_to_ktime(SROCE_SQ_POLL_WATCHDOG_NS),
 		      HRTIMER_MODE_REL_SOFT);
-	queue_work_on(cpu, sroce_poll_wq, &qp->sq_poll_work);
-	return false;
-full:
-	atomic_dec(&sroce_sq_pollers);
 	return false;
 }
 
@@ -326,12 +406,16 @@ static void sroce_sq_poll_end(struct sroce_qp *qp, bool fruitful,
 			      bool yielded)
 {
 	struct sroce_req *req = &qp->req;
+	struct sroce_sq_poller *p = req->poller;
 
 	lockdep_assert_held(&qp->req_lock);
 	req->polling = false;
 	req->poll_watching = false;
-	WRITE_ONCE(per_cpu(sroce_sq_poll_owner, req->poll_cpu), NULL);
-	atomic_dec(&sroce_sq_pollers);
+	spin_lock(&p->lock);
+	list_del_init(&req->poll_node);
+	if (!--p->nr)
+		atomic_dec(&sroce_sq_busy_pollers);
+	spin_unlock(&p->lock);
 	/* Not hrtimer_cancel(): the watchdog takes req_lock. */
 	hrtimer_try_to_cancel(&qp->poll_watchdog);
 	if (fruitful) {
@@ -487,7 +571,7 @@ static void sroce_sq_poll_stop(struct sroce_qp *qp, bool fruitful,
 	struct sroce_req *req = &qp->req;
 
 	lockdep_assert_held(&qp->req_lock);
-	if (!req->polling)	/* ended meanwhile, or another session */
+	if (!req->polling)	/* ended meanwhile */
 		return;
 	if (yielded)
 		sroce_qp_count(qp, SROCE_CNT_SQ_POLL_YIELD);
@@ -506,7 +590,8 @@ static void sroce_sq_poll_stop(struct sroce_qp *qp, bool fruitful,
  * The poller is queued on another CPU and may be kept from it (a
  * real-time task, preemption mid-loop) while the ring, unarmed, collects
  * posts nobody sends. Every SROCE_SQ_POLL_WATCHDOG_NS this checks that
- * the poller looped since; if not, the session ends as a fruitless yield.
+ * the poller looked at a ring since (any ring: it looks at all in
+ * turn); if not, the session ends as a fruitless yield.
  * Context: softirq (hrtimer).
  * Return: HRTIMER_RESTART while the session goes on.
  */
@@ -516,6 +601,7 @@ enum hrtimer_restart sroce_sq_poll_watchdog(struct hrtimer *timer)
 					   poll_watchdog);
 	const ktime_t period = ns_to_ktime(SROCE_SQ_POLL_WATCHDOG_NS);
 	enum hrtimer_restart ret = HRTIMER_NORESTART;
+	struct sroce_sq_poller *p;
 	bool in_pass;
 	s64 quiet;
 
@@ -524,11 +610,12 @@ enum hrtimer_restart sroce_sq_poll_watchdog(struct hrtimer *timer)
 	if (hrtimer_is_queued(timer))
 		goto out;
 	if (qp->req.polling) {
-		in_pass = READ_ONCE(qp->req.poll_in_pass);
+		p = qp->req.poller;
+		in_pass = READ_ONCE(p->in_pass);
 		/* The flag first: a pass's end writes the beat before it. */
 		smp_rmb();
 		/* Signed: the beat may come from another CPU's clock. */
-		quiet = local_clock() - READ_ONCE(qp->req.poll_beat);
+		quiet = local_clock() - READ_ONCE(p->beat);
 		if (quiet > (in_pass ? SROCE_SQ_POLL_PASS_MAX_NS :
 			     SROCE_SQ_POLL_WATCHDOG_NS)) {
 			sroce_sq_poll_stop(qp, false, true);
@@ -558,101 +645,239 @@ static bool sroce_sq_poll_watch(struct sroce_qp *qp)
 	return on;
 }
 
-/**
- * sroce_sq_poll_work() - send what a user posts without a doorbell.
- * @work: the queue pair's sq_poll_work
- *
- * Sends what is posted until nothing was for sq_poll_us, while its CPU has
- * nothing else to run: it stops as soon as another task wants the CPU (on
- * a busy machine a doorbell costs less than the time the poller would
- * take from others), and when the requester waits for something other
- * than posts (a closed window, an RNR wait), which ACKs and timers resume.
- */
-void sroce_sq_poll_work(struct work_struct *work)
+/* The poller's look at one ring ends the QP's session. */
+static void sroce_sq_poll_leave(struct sroce_qp *qp, bool yielded)
 {
-	struct sroce_qp *qp = container_of(work, struct sroce_qp,
-					   sq_poll_work);
-	u64 limit_ns = (u64)min(READ_ONCE(sq_poll_us), SROCE_SQ_POLL_MAX_US) *
-		       NSEC_PER_USEC;
-	bool more = false, fruitful = false, yield = false, watching = false;
-	bool took;
-	u64 now, last = local_clock();
-	u32 fetched;
-
-	for (;;) {
-		/*
-		 * First thing, even before the first look: posts found on a
-		 * CPU that another task wanted waited for the poller, and
-		 * would have fared better with a doorbell.
-		 */
-		yield = need_resched() || !single_task_running();
-		if (yield || !READ_ONCE(qp->req.polling) ||
-		    sroce_qp_state(qp) != IB_QPS_RTS)
-			break;
-		if (!watching) {
-			watching = sroce_sq_poll_watch(qp);
-			if (!watching)
-				break;
-		}
-		fetched = READ_ONCE(qp->req.fetched);
-		took = false;
-		if (more || (READ_ONCE(qp->sq.hdr->prod) != fetched &&
-			     READ_ONCE(qp->req.next) == fetched)) {
-			/* A pass may outlast the watchdog; it cannot stall. */
-			local_bh_disable();
-			WRITE_ONCE(qp->req.poll_beat, local_clock());
-			WRITE_ONCE(qp->req.poll_in_pass, true);
-			more = sroce_sq_kick_passes(qp, 1);
-			WRITE_ONCE(qp->req.poll_beat, local_clock());
-			/* The beat before the flag: the watchdog's smp_rmb(). */
-			smp_wmb();
-			WRITE_ONCE(qp->req.poll_in_pass, false);
-			took = READ_ONCE(qp->req.fetched) != fetched;
-			/*
-			 * Here, not at the session's end, and before BH
-			 * is on again: the watchdog may end a session that
-			 * took posts as one that did not.
-			 */
-			if (took)
-				WRITE_ONCE(qp->req.poll_fruit_ns, local_clock());
-			local_bh_enable();
-			/* The RNR timer, not the poller, sends them. */
-			if (!took && READ_ONCE(qp->req.rnr_wait))
-				break;
-			if (took) {
-				sroce_qp_count(qp, SROCE_CNT_SQ_POLLED);
-				fruitful = true;
-			}
-		}
-		now = local_clock();
-		WRITE_ONCE(qp->req.poll_beat, now);
-		if (took)
-			last = now;
-		if (!more && (READ_ONCE(qp->req.next) !=
-			      READ_ONCE(qp->req.fetched) ||
-			      now - last > limit_ns))
-			break;
-		cpu_relax();
-	}
 	spin_lock_bh(&qp->req_lock);
-	sroce_sq_poll_stop(qp, fruitful, yield);
+	sroce_sq_poll_stop(qp, qp->req.poll_fruitful, yielded);
 	spin_unlock_bh(&qp->req_lock);
 }
 
+/*
+ * Send what @qp has posted, and end its session when no ring on the list
+ * has had posts for @limit_ns, the QP waits for something other than
+ * posts (a closed window, an RNR wait, which ACKs and timers resume), or
+ * it left RTS. While posts come to any ring, all stay: a thread that
+ * posts to many QPs in turn comes back to each one as many times less
+ * often. The session's poll_* fields are this poller's while it looks
+ * (@p->cur).
+ */
+static void sroce_sq_poll_look(struct sroce_sq_poller *p, struct sroce_qp *qp,
+			       u64 limit_ns)
+{
+	struct sroce_req *req = &qp->req;
+	bool took = false;
+	u32 fetched;
+	u64 now;
+
+	if (!READ_ONCE(req->polling) || sroce_qp_state(qp) != IB_QPS_RTS)
+		goto leave;
+	if (!READ_ONCE(req->poll_watching)) {
+		if (!sroce_sq_poll_watch(qp))
+			goto leave;
+		/* The idle time counts from the takeover, not the join. */
+		p->last_ns = local_clock();
+	}
+	fetched = READ_ONCE(req->fetched);
+	if (req->poll_more || (READ_ONCE(qp->sq.hdr->prod) != fetched &&
+			       READ_ONCE(req->next) == fetched)) {
+		/* A pass may outlast the watchdog; it cannot stall. */
+		local_bh_disable();
+		WRITE_ONCE(p->beat, local_clock());
+		WRITE_ONCE(p->in_pass, true);
+		req->poll_more = sroce_sq_kick_passes(qp, 1);
+		WRITE_ONCE(p->beat, local_clock());
+		/* The beat before the flag: the watchdog's smp_rmb(). */
+		smp_wmb();
+		WRITE_ONCE(p->in_pass, false);
+		took = READ_ONCE(req->fetched) != fetched;
+		/*
+		 * Here, not at the session's end, and before BH is on
+		 * again: the watchdog may end a session that took posts
+		 * as one that did not.
+		 */
+		if (took)
+			WRITE_ONCE(req->poll_fruit_ns, local_clock());
+		local_bh_enable();
+		/* The RNR timer, not the poller, sends them. */
+		if (!took && READ_ONCE(req->rnr_wait))
+			goto leave;
+		if (took) {
+			sroce_qp_count(qp, SROCE_CNT_SQ_POLLED);
+			req->poll_fruitful = true;
+		}
+	}
+	now = local_clock();
+	WRITE_ONCE(p->beat, now);
+	if (took)
+		p->last_ns = now;
+	if (!req->poll_more &&
+	    (READ_ONCE(req->next) != READ_ONCE(req->fetched) ||
+	     now - p->last_ns > limit_ns))
+		goto leave;
+	return;
+leave:
+	sroce_sq_poll_leave(qp, false);
+}
+
+/*
+ * Hand @qp's ring back to its doorbell while the poller lets another task
+ * have its CPU; the session stays, and the poller takes the ring over
+ * again when it is back. As at a session's end, what is left undone goes
+ * to req_work.
+ */
+static void sroce_sq_poll_unwatch(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	spin_lock_bh(&qp->req_lock);
+	if (req->polling && req->poll_watching) {
+		req->poll_watching = false;
+		req->poll_more = false;
+		if (sroce_qp_state(qp) == IB_QPS_RTS && !qp->dead &&
+		    (req->next != req->fetched ||
+		     !sroce_ring_idle(&qp->sq, req->fetched)))
+			queue_work(sroce_data_wq, &qp->req_work);
+	}
+	spin_unlock_bh(&qp->req_lock);
+}
+
+/*
+ * The QP to look at next, rotated to the list's end, or NULL when the
+ * list is empty: the poller stops (a join queues it again).
+ */
+static struct sroce_qp *sroce_sq_poller_next(struct sroce_sq_poller *p)
+{
+	struct sroce_qp *qp;
+
+	spin_lock_bh(&p->lock);
+	qp = list_first_entry_or_null(&p->qps, struct sroce_qp, req.poll_node);
+	if (qp) {
+		list_move_tail(&qp->req.poll_node, &p->qps);
+	} else {
+		p->running = false;
+		p->paused = false;
+	}
+	p->cur = qp;
+	spin_unlock_bh(&p->lock);
+	return qp;
+}
+
+/* Done with @qp; its canceller may go on once its session has ended. */
+static void sroce_sq_poller_done(struct sroce_sq_poller *p,
+				 struct sroce_qp *qp)
+{
+	bool ended;
+
+	spin_lock_bh(&p->lock);
+	/* @qp may be freed as soon as cur moves on: decide before. */
+	ended = list_empty(&qp->req.poll_node);
+	p->cur = NULL;
+	spin_unlock_bh(&p->lock);
+	if (ended) {
+		/* cur's store before the waiter's check: wake_up_var(). */
+		smp_mb();
+		wake_up_var(&p->cur);
+	}
+}
+
+/*
+ * Step aside for a moment: hand every ring on the list back to its
+ * doorbell (@qp, which the poller holds, first), then run again after
+ * what wants the CPU. Every QP on the list now was there at the start
+ * or joined behind those, so as many looks as it held reach them all.
+ */
+static void sroce_sq_poller_pause(struct sroce_sq_poller *p,
+				  struct sroce_qp *qp)
+{
+	u32 left = READ_ONCE(p->nr);
+
+	do {
+		sroce_sq_poll_unwatch(qp);
+		sroce_sq_poller_done(p, qp);
+	} while (--left && (qp = sroce_sq_poller_next(p)));
+	/* A list emptied meanwhile stopped the poller: a join restarts it. */
+	spin_lock_bh(&p->lock);
+	if (p->running) {
+		p->paused = true;
+		queue_work_on(p->cpu, sroce_poll_wq, &p->work);
+	}
+	spin_unlock_bh(&p->lock);
+}
+
 /**
- * sroce_sq_poll_cancel() - stop and wait for the send ring's poller.
+ * sroce_sq_poller_work() - send what users post without doorbells.
+ * @work: a CPU's sroce_sq_poller
+ *
+ * Looks at the rings on its list in turn, while its CPU has nothing else
+ * to run: as soon as another task wants the CPU it ends every session (on
+ * a busy machine a doorbell costs less than the time the poller would
+ * take from others). A look that finds posts sends one budgeted pass, so
+ * that a QP with much to send does not hold up the others.
+ */
+static void sroce_sq_poller_work(struct work_struct *work)
+{
+	struct sroce_sq_poller *p = container_of(work, struct sroce_sq_poller,
+						 work);
+	u64 limit_ns;
+	struct sroce_qp *qp;
+
+	while ((qp = sroce_sq_poller_next(p))) {
+		/*
+		 * First thing, even before a ring's first look: posts found
+		 * on a CPU that another task wanted waited for the poller,
+		 * and would have fared better with a doorbell. The first
+		 * time, the rings go back to their doorbells and the poller
+		 * steps aside (a work item of the data path, woken on this
+		 * CPU, runs for a moment); if the CPU is still wanted when
+		 * it is back, another task needs it: the sessions end.
+		 */
+		if (need_resched() || !single_task_running()) {
+			if (p->paused) {
+				sroce_sq_poll_leave(qp, true);
+			} else {
+				sroce_sq_poller_pause(p, qp);
+				return;
+			}
+		} else {
+			p->paused = false;
+			/*
+			 * A thread that posts to n QPs in turn takes about n
+			 * times as long to come round: so does the window.
+			 */
+			limit_ns = (u64)min(READ_ONCE(sq_poll_us),
+					    SROCE_SQ_POLL_MAX_US) *
+				   NSEC_PER_USEC * READ_ONCE(p->nr);
+			sroce_sq_poll_look(p, qp, limit_ns);
+		}
+		sroce_sq_poller_done(p, qp);
+		cpu_relax();
+	}
+}
+
+/**
+ * sroce_sq_poll_cancel() - end the poll session and wait for its poller.
  * @qp: the queue pair, dead or about to be reset
  *
  * The ring's doorbell is left unarmed: a reset arms it, a dead QP has none.
+ * Afterwards no poller looks at @qp, and no session starts until the
+ * reset (sroce_sq_reset()).
  */
 void sroce_sq_poll_cancel(struct sroce_qp *qp)
 {
+	struct sroce_sq_poller *p;
+
 	spin_lock_bh(&qp->req_lock);
+	/* An ACK would otherwise start another until the reset (or ever). */
+	qp->req.poll_barred = true;
 	if (qp->req.polling)
 		sroce_sq_poll_end(qp, true, false);
+	/* Only the last session's poller may still look (poll_start()). */
+	p = qp->req.poller;
 	spin_unlock_bh(&qp->req_lock);
 	hrtimer_cancel(&qp->poll_watchdog);
-	cancel_work_sync(&qp->sq_poll_work);
+	if (p)
+		wait_var_event(&p->cur, READ_ONCE(p->cur) != qp);
 }
 
 /**
@@ -667,9 +892,10 @@ void sroce_sq_reset(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 
 	lockdep_assert_held(&qp->req_lock);
-	/* An ACK may have started a poller after the quiesce; it ends here. */
+	/* The quiesce barred polling (sroce_sq_poll_cancel()) until now. */
 	if (req->polling)
 		sroce_sq_poll_end(qp, true, false);
+	req->poll_barred = false;
 	req->head = sroce_ring_discard(&qp->sq);
 	req->fetched = req->head;
 	req->next = req->head;
