@@ -93,16 +93,17 @@ sr_check "polling on: the poller took the posts" \
 	test "$(sr_grew "$LDEV" sq_polled)" -gt 0
 
 # shellcheck disable=SC2317 # called through sr_check
-# watched_max: the most ib_write_bw QPs one poller (one sq_poll_cpu)
-# watched at once, in up to 40 looks at the QPs while a stream runs in
-# the background (pid $1).
+# watched_max: the most of the client's QPs (those that posted: the
+# server's post nothing, but may be watched too) that one poller (one
+# sq_poll_cpu) watched at once, in up to 40 looks at the QPs while a
+# stream runs in the background (pid $1).
 watched_max() {
 	local pid=$1 max=0 n i
+	local re='.*comm ib_write_bw.*sq_prod [1-9][0-9]*.*sq_poll_cpu \([0-9]*\).*'
 	for ((i = 0; i < 40 && max < 2; i++)); do
 		kill -0 "$pid" 2>/dev/null || break
 		n=$(taskset -c 0 rdma resource show qp link "$LDEV/1" -dd \
-			2>/dev/null | sed -n \
-			's/.*comm ib_write_bw.*sq_poll_cpu \([0-9]*\).*/\1/p' |
+			2>/dev/null | sed -n "s/$re/\1/p" |
 			sort | uniq -c | sort -rn | awk 'NR == 1 { print $1 }')
 		((${n:-0} > max)) && max=$n
 		sleep 0.1

@@ -790,19 +790,21 @@ static void sroce_sq_poller_done(struct sroce_sq_poller *p,
 static void sroce_sq_poller_pause(struct sroce_sq_poller *p,
 				  struct sroce_qp *qp)
 {
-	u32 left = READ_ONCE(p->nr);
+	/* One more: @qp's session may have ended since, leaving the count. */
+	u32 left = READ_ONCE(p->nr) + 1;
 
 	do {
 		sroce_sq_poll_unwatch(qp);
 		sroce_sq_poller_done(p, qp);
-	} while (--left && (qp = sroce_sq_poller_next(p)));
-	/* A list emptied meanwhile stopped the poller: a join restarts it. */
-	spin_lock_bh(&p->lock);
-	if (p->running) {
-		p->paused = true;
-		queue_work_on(p->cpu, sroce_poll_wq, &p->work);
-	}
-	spin_unlock_bh(&p->lock);
+		if (!--left)
+			break;
+		qp = sroce_sq_poller_next(p);
+	} while (qp);
+	/* A list found empty stopped the poller; a join starts it afresh. */
+	if (!qp)
+		return;
+	p->paused = true;
+	queue_work_on(p->cpu, sroce_poll_wq, &p->work);
 }
 
 /**
