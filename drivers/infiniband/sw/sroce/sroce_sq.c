@@ -845,11 +845,12 @@ static void sroce_sq_poller_work(struct work_struct *work)
 			p->paused = false;
 			/*
 			 * A thread that posts to n QPs in turn takes about n
-			 * times as long to come round: so does the window.
+			 * times as long to come round: so does the window,
+			 * up to the parameter's own limit.
 			 */
-			limit_ns = (u64)min(READ_ONCE(sq_poll_us),
-					    SROCE_SQ_POLL_MAX_US) *
-				   NSEC_PER_USEC * READ_ONCE(p->nr);
+			limit_ns = min_t(u64, (u64)READ_ONCE(sq_poll_us) *
+					 READ_ONCE(p->nr),
+					 SROCE_SQ_POLL_MAX_US) * NSEC_PER_USEC;
 			sroce_sq_poll_look(p, qp, limit_ns);
 		}
 		sroce_sq_poller_done(p, qp);
