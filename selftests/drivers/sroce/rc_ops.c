@@ -1128,8 +1128,13 @@ TEST_F_TIMEOUT(rc, resource_details, T_SECS)
 	ASSERT_EQ(1, res_raw(what, raw, 1));
 	EXPECT_EQ(SROCE_RES_RAW_VERSION, raw[0].version);
 	EXPECT_EQ(SROCE_RES_QP_NFIELDS, raw[0].nfields);
-	/* An RC QP with a receive ring: every field applies. */
-	EXPECT_EQ((1u << SROCE_RES_QP_NFIELDS) - 1, raw[0].present);
+	/*
+	 * An RC QP with a receive ring: every field applies, but the
+	 * poller's CPU only while a poller watches the send ring.
+	 */
+	EXPECT_EQ(((1u << SROCE_RES_QP_NFIELDS) - 1) &
+		  ~(1u << SROCE_RES_QP_SQ_POLL_CPU),
+		  raw[0].present & ~(1u << SROCE_RES_QP_SQ_POLL_CPU));
 	EXPECT_EQ(psn, raw[0].val[SROCE_RES_QP_REQ_PSN]);
 	EXPECT_EQ(psn, raw[0].val[SROCE_RES_QP_REQ_UNA]);
 	EXPECT_EQ(n, raw[0].val[SROCE_RES_QP_SQ_HEAD]);
