@@ -296,11 +296,11 @@ struct sroce_create_ah_resp {
  * little-endian 64-bit words indexed by the enums below; bit i of
  * "present" says whether val[i] applies to the object (the requester and
  * responder fields to RC and UC QPs, the receive ring to QPs without an
- * SRQ). The congestion control fields (RC and UC): whether a CNP limited
- * the rate, the rate and target rate in Mb/s (the line rate while not
- * limited), and DCQCN's alpha in 1/1024ths. A later version only
- * appends to the enums: a reader checks version and takes the first
- * nfields words it knows.
+ * SRQ, the send-ring poller's CPU while one watches it). The congestion
+ * control fields (RC and UC): whether a CNP limited the rate, the rate
+ * and target rate in Mb/s (the line rate while not limited), and DCQCN's
+ * alpha in 1/1024ths. A later version only appends to the enums: a
+ * reader checks version and takes the first nfields words it knows.
  */
 #define SROCE_RES_RAW_VERSION	1
 
