@@ -560,9 +560,25 @@ void sroce_sq_work(struct work_struct *work)
 }
 
 /*
- * End a poll session. The doorbell is armed if the ring is idle; anything
- * else left undone (entries posted meanwhile, a message the window holds,
- * a budget used up) goes to req_work, which ends in sroce_sq_next_ready().
+ * The ring goes back to its doorbell: armed if idle, and what is left
+ * undone (entries posted meanwhile, a message the window holds, a budget
+ * used up) goes to req_work, which ends in sroce_sq_next_ready(). Out of
+ * RTS the flush arms the ring; RTS again kicks the QP.
+ * Context: req_lock held.
+ */
+static void sroce_sq_poll_hand_back(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->req_lock);
+	if (sroce_qp_state(qp) == IB_QPS_RTS && !qp->dead &&
+	    (req->next != req->fetched ||
+	     !sroce_ring_idle(&qp->sq, req->fetched)))
+		queue_work(sroce_data_wq, &qp->req_work);
+}
+
+/*
+ * End a poll session, the ring back to its doorbell (hand_back()).
  * Context: req_lock held.
  */
 static void sroce_sq_poll_stop(struct sroce_qp *qp, bool fruitful,
@@ -575,11 +591,7 @@ static void sroce_sq_poll_stop(struct sroce_qp *qp, bool fruitful,
 		return;
 	if (yielded)
 		sroce_qp_count(qp, SROCE_CNT_SQ_POLL_YIELD);
-	/* Out of RTS the flush arms the ring; RTS again kicks the QP. */
-	if (sroce_qp_state(qp) == IB_QPS_RTS && !qp->dead &&
-	    (req->next != req->fetched ||
-	     !sroce_ring_idle(&qp->sq, req->fetched)))
-		queue_work(sroce_data_wq, &qp->req_work);
+	sroce_sq_poll_hand_back(qp);
 	sroce_sq_poll_end(qp, fruitful, yielded);
 }
 
@@ -721,10 +733,9 @@ leave:
 }
 
 /*
- * Hand @qp's ring back to its doorbell while the poller lets another task
- * have its CPU; the session stays, and the poller takes the ring over
- * again when it is back. As at a session's end, what is left undone goes
- * to req_work.
+ * Hand @qp's ring back to its doorbell (hand_back()) while the poller
+ * lets another task have its CPU; the session stays, and the poller takes
+ * the ring over again when it is back.
  */
 static void sroce_sq_poll_unwatch(struct sroce_qp *qp)
 {
@@ -734,10 +745,7 @@ static void sroce_sq_poll_unwatch(struct sroce_qp *qp)
 	if (req->polling && req->poll_watching) {
 		req->poll_watching = false;
 		req->poll_more = false;
-		if (sroce_qp_state(qp) == IB_QPS_RTS && !qp->dead &&
-		    (req->next != req->fetched ||
-		     !sroce_ring_idle(&qp->sq, req->fetched)))
-			queue_work(sroce_data_wq, &qp->req_work);
+		sroce_sq_poll_hand_back(qp);
 	}
 	spin_unlock_bh(&qp->req_lock);
 }
