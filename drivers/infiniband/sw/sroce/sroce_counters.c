@@ -50,6 +50,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_TX_LOCAL_NO_ICRC].name = "tx_local_no_icrc",
 	[SROCE_CNT_TX_LOCAL_UNITS].name = "tx_local_units",
 	[SROCE_CNT_TX_TRAINS].name = "tx_trains",
+	[SROCE_CNT_SQ_HANDOFF].name = "sq_handoff",
 	[SROCE_CNT_PORT_EVENTS].name = "port_events",
 };
 

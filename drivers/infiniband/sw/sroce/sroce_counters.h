@@ -84,6 +84,9 @@
  * @SROCE_CNT_TX_TRAINS: UDP GSO fraglist packets that carried two or more
  *	packets to the peer at once (sroce_tx_train_add()); each packet in
  *	them also counts in tx_roce_packets
+ * @SROCE_CNT_SQ_HANDOFF: send doorbells (each also in sq_doorbell) whose
+ *	sending went to a worker on the next CPU, because user space was
+ *	streaming (sroce_sq_doorbell())
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -132,6 +135,7 @@ enum sroce_counter {
 	SROCE_CNT_TX_LOCAL_NO_ICRC,
 	SROCE_CNT_TX_LOCAL_UNITS,
 	SROCE_CNT_TX_TRAINS,
+	SROCE_CNT_SQ_HANDOFF,
 	SROCE_NUM_COUNTERS
 };
 

@@ -628,7 +628,10 @@ void sroce_qp_sq_doorbell(struct sroce_qp *qp)
 	sroce_ring_disarm(&qp->sq);
 	switch (sroce_qp_state(qp)) {
 	case IB_QPS_RTS:
-		sroce_sq_kick_any(qp);
+		if (qp->kernel)
+			sroce_sq_kick_any(qp);
+		else
+			sroce_sq_doorbell(qp);
 		break;
 	case IB_QPS_ERR:
 	case IB_QPS_SQE:

@@ -112,6 +112,14 @@ struct sroce_tx_train {
  * @poll_fruitful: the session took posts
  *	(both set when a session starts, then written by its poller only,
  *	without req_lock)
+ * @db_idle_ns: local_clock() when the kernel last finished sending what
+ *	was posted (a doorbell's own sending, or the worker's)
+ * @db_cost_ns: how long the last doorbell that sent inline took
+ * @db_streak: doorbells in a row that came sooner after @db_idle_ns than
+ *	half of @db_cost_ns: user space is streaming
+ * @db_cq_cons: the send CQ's consumer index at the last doorbell
+ *	(the four are hints, read and written without req_lock by
+ *	sroce_sq_doorbell() and req_work)
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
  * @st: per-slot state of the WQEs in @shadow
  * @train: packets of the pass under way, held to leave as one train
@@ -166,6 +174,10 @@ struct sroce_req {
 	u64 poll_fruit_ns;
 	bool poll_more;
 	bool poll_fruitful;
+	u64 db_idle_ns;
+	u32 db_cost_ns;
+	u8 db_streak;
+	u32 db_cq_cons;
 	void *shadow;
 	struct sroce_swqe_state *st;
 	struct sroce_tx_train train;

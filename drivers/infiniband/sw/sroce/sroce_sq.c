@@ -542,6 +542,80 @@ void sroce_sq_kick_any(struct sroce_qp *qp)
 }
 
 /*
+ * Doorbells in a row, each sooner after the kernel went idle than half
+ * what sending inline took, before a doorbell hands its sending off: a
+ * request answered by two posts is not a stream.
+ */
+#define SROCE_SQ_STREAK		2
+
+/*
+ * Does user space stream? It came back with more posts at @now sooner
+ * than half of what the last inline sending took, SROCE_SQ_STREAK times
+ * in a row: it posts as fast as it can and waits for nothing in between.
+ * Someone waiting for an answer comes back no sooner than the peer took
+ * to send it, about as long as sending took here (signed: another CPU's
+ * clock may be a little ahead). An answer the doorbell itself brought
+ * (a loopback READ, complete when the call returns) comes back at once,
+ * though: what tells that user apart is that it reaped every completion
+ * of the send CQ between its doorbells, where a stream leaves them for
+ * later or asks for few.
+ */
+static bool sroce_sq_streams(struct sroce_qp *qp, u64 now)
+{
+	struct sroce_cq *cq = to_scq(qp->ibqp.send_cq);
+	struct sroce_req *req = &qp->req;
+	s64 gap = now - READ_ONCE(req->db_idle_ns);
+	u8 streak = READ_ONCE(req->db_streak);
+	u32 cons = READ_ONCE(cq->ring.hdr->cons);
+
+	if (gap < (s64)(READ_ONCE(req->db_cost_ns) / 2) &&
+	    (cons == READ_ONCE(req->db_cq_cons) ||
+	     sroce_ring_pending(&cq->ring, READ_ONCE(cq->prod))))
+		streak = min_t(u8, streak + 1, SROCE_SQ_STREAK);
+	else
+		streak = 0;
+	WRITE_ONCE(req->db_cq_cons, cons);
+	WRITE_ONCE(req->db_streak, streak);
+	return streak >= SROCE_SQ_STREAK;
+}
+
+/**
+ * sroce_sq_doorbell() - a user's send doorbell: send what is posted.
+ * @qp: the queue pair, in RTS
+ *
+ * A lone message is sent (and, in loopback, delivered and completed)
+ * inside the system call, with no wakeup on its way. A stream is handed
+ * to req_work on the next CPU online instead: the caller goes back to
+ * posting at once, the worker sends while it does, and as long as it
+ * finds more posted it needs no further doorbell. Inline, each message
+ * cost a system call and its sending on the poster's CPU, one after the
+ * other. The next CPU, not the send CQ's completion vector's: most users
+ * leave every CQ on vector 0, and posters on different CPUs then hand
+ * their streams to different CPUs.
+ * Context: process.
+ */
+void sroce_sq_doorbell(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	u64 start = local_clock(), end;
+	int cpu;
+
+	if (sroce_sq_streams(qp, start) && num_online_cpus() > 1) {
+		if (qp->dead)
+			return;
+		cpu = sroce_next_online_cpu(get_cpu());
+		queue_work_on(cpu, sroce_data_wq, &qp->req_work);
+		put_cpu();
+		sroce_qp_count(qp, SROCE_CNT_SQ_HANDOFF);
+		return;
+	}
+	sroce_sq_kick(qp);
+	end = local_clock();
+	WRITE_ONCE(req->db_cost_ns, min_t(u64, end - start, U32_MAX));
+	WRITE_ONCE(req->db_idle_ns, end);
+}
+
+/*
  * A work item yields after SROCE_WORK_PASSES: other items of the CPU's
  * pool (other queue pairs) wait while it runs, as a pass never sleeps.
  */
@@ -549,7 +623,11 @@ void sroce_sq_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, req_work);
 
-	if (!sroce_sq_kick_passes(qp, SROCE_WORK_PASSES) || qp->dead)
+	if (!sroce_sq_kick_passes(qp, SROCE_WORK_PASSES)) {
+		WRITE_ONCE(qp->req.db_idle_ns, local_clock());
+		return;
+	}
+	if (qp->dead)
 		return;
 	/* A kernel consumer's loopback sends run unbound (sroce_kverbs.c). */
 	if (rdma_is_kernel_res(&qp->ibqp.res) && qp->path.loopback)

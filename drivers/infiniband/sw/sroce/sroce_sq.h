@@ -77,6 +77,7 @@ void sroce_sq_fail(struct sroce_qp *qp, int status);
 void sroce_sq_progress_bh(struct sroce_qp *qp);
 void sroce_sq_kick(struct sroce_qp *qp);
 void sroce_sq_kick_any(struct sroce_qp *qp);
+void sroce_sq_doorbell(struct sroce_qp *qp);
 void sroce_sq_work(struct work_struct *work);
 void sroce_sq_poll_init(void);
 enum hrtimer_restart sroce_sq_poll_watchdog(struct hrtimer *timer);
