@@ -15,6 +15,11 @@
 #  - ib_read_lat: no doorbell hands off either, although each READ
 #    completes inside its own doorbell in loopback and the next one comes
 #    at once: the client reaped its completion in between.
+#  - A real-time busy loop, unthrottled, on the CPU the worker would use:
+#    a stream of 64 B WRITEs from the other CPU still completes, the
+#    handoffs that found the worker kept from its CPU went back to the
+#    poster's (sq_handoff_late).
+#  - sq_handoff off: the stream rings a doorbell per message.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
 sr_require_sroce
@@ -24,6 +29,10 @@ POLL=/sys/module/sroce/parameters/sq_poll_us
 [ -w "$POLL" ] || sr_skip "no writable sq_poll_us module parameter"
 sr_on_exit "echo $(cat "$POLL") >$POLL"
 echo 0 >"$POLL"
+HANDOFF=/sys/module/sroce/parameters/sq_handoff
+[ -w "$HANDOFF" ] || sr_skip "no writable sq_handoff module parameter"
+sr_on_exit "echo $(cat "$HANDOFF") >$HANDOFF"
+echo Y >"$HANDOFF"
 sr_tracefs
 ITERS=20000
 LAT_ITERS=2000
@@ -43,9 +52,10 @@ G=$(sr_gid_index "$LDEV" "$L4") || sr_done
 sr_trace_instance "sroce_ho$SR_TAG"
 WORK_FN=$(awk '$3 == "sroce_sq_work" { print $1; exit }' /proc/kallsyms)
 EV=$INST/events/workqueue/workqueue_execute_start
-if [ -z "$WORK_FN" ] || [ "$WORK_FN" = 0000000000000000 ] ||
-	! echo "function == 0x$WORK_FN" >"$EV/filter"; then
-	sr_fail "cannot trace sroce_sq_work (kallsyms: '$WORK_FN')"
+[ -n "$WORK_FN" ] && [ "$WORK_FN" != 0000000000000000 ] ||
+	sr_skip "no address of sroce_sq_work in /proc/kallsyms"
+if ! echo "function == 0x$WORK_FN" >"$EV/filter"; then
+	sr_fail "cannot trace sroce_sq_work"
 	sr_done
 fi
 
@@ -56,7 +66,7 @@ fi
 perf() {
 	local test=$1 size=$2 iters=$3 scpu=$4 ccpu=$5 srv ok=0
 	PORT=$((PORT + 1))
-	sr_snap "$LDEV" sq_doorbell sq_handoff
+	sr_snap "$LDEV" sq_doorbell sq_handoff sq_handoff_late
 	echo >"$INST/trace"
 	echo 1 >"$EV/enable"
 	taskset -c "$scpu" timeout -k 5 90 "$test" -d "$LDEV" -x "$G" \
@@ -106,14 +116,54 @@ for sides in "0 1" "1 0"; do
 		mostly_on "$scpu"
 done
 
-for test in ib_write_lat ib_send_lat ib_read_lat; do
+# Both sides post in the write and send ping-pongs, the client only in
+# the READ one.
+for test in ib_write_lat:2 ib_send_lat:2 ib_read_lat:1; do
+	sides=${test#*:}
+	test=${test%:*}
 	sr_check "$test: $LAT_ITERS messages complete" \
 		perf "$test" 2 $LAT_ITERS 0 1
 	sr_check "$test: a doorbell per message" \
-		test "$(sr_grew "$LDEV" sq_doorbell)" -ge $LAT_ITERS
+		test "$(sr_grew "$LDEV" sq_doorbell)" -ge $((LAT_ITERS * sides))
 	sr_check "$test: none handed off" \
 		test "$(sr_grew "$LDEV" sq_handoff)" -eq 0
 done
+
+RT=/proc/sys/kernel/sched_rt_runtime_us
+if command -v chrt >/dev/null && [ -w "$RT" ]; then
+	sr_on_exit "echo $(cat "$RT") >$RT"
+	echo -1 >"$RT"
+	[ -d /sys/kernel/debug/sched ] ||
+		mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	# 6.12's deadline server would give the worker 5 % anyway.
+	FS=/sys/kernel/debug/sched/fair_server/cpu0/runtime
+	if [ -w "$FS" ]; then
+		sr_on_exit "echo $(cat "$FS") >$FS"
+		echo 0 >"$FS"
+	fi
+	# Ends by itself after 2 minutes, should this script be killed.
+	# shellcheck disable=SC2016 # $SECONDS is the hog's own
+	chrt -f 10 taskset -c 0 bash -c \
+		': sq_handoff_hog; while [ $SECONDS -lt 120 ]; do :; done' &
+	hog=$!
+	sr_on_exit "kill $hog 2>/dev/null"
+	sr_check "real-time loop on CPU 0: $ITERS WRITEs from CPU 1 complete" \
+		perf ib_write_bw 64 $ITERS 1 1
+	kill "$hog"
+	wait "$hog" 2>/dev/null
+	sr_log "handoffs taken back: $(sr_grew "$LDEV" sq_handoff_late)"
+	sr_check "real-time loop on CPU 0: handoffs came back to CPU 1" \
+		test "$(sr_grew "$LDEV" sq_handoff_late)" -gt 0
+else
+	sr_log "no chrt or $RT: real-time case skipped"
+fi
+
+echo N >"$HANDOFF"
+sr_check "sq_handoff off: $ITERS SENDs complete" \
+	perf ib_send_bw 64 $ITERS 0 1
+sr_check "sq_handoff off: a doorbell per message, none handed off" \
+	test "$(sr_grew "$LDEV" sq_doorbell)" -ge $ITERS -a \
+	"$(sr_grew "$LDEV" sq_handoff)" -eq 0
 
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done

@@ -51,6 +51,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_TX_LOCAL_UNITS].name = "tx_local_units",
 	[SROCE_CNT_TX_TRAINS].name = "tx_trains",
 	[SROCE_CNT_SQ_HANDOFF].name = "sq_handoff",
+	[SROCE_CNT_SQ_HANDOFF_LATE].name = "sq_handoff_late",
 	[SROCE_CNT_PORT_EVENTS].name = "port_events",
 };
 

@@ -86,7 +86,9 @@
  *	them also counts in tx_roce_packets
  * @SROCE_CNT_SQ_HANDOFF: send doorbells (each also in sq_doorbell) whose
  *	sending went to a worker on the next CPU, because user space was
- *	streaming (sroce_sq_doorbell())
+ *	streaming to a QP of the same device (sroce_sq_doorbell())
+ * @SROCE_CNT_SQ_HANDOFF_LATE: handoffs whose worker had not begun after
+ *	4 ms (its CPU taken): the sending went back to the poster's CPU
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -136,6 +138,7 @@ enum sroce_counter {
 	SROCE_CNT_TX_LOCAL_UNITS,
 	SROCE_CNT_TX_TRAINS,
 	SROCE_CNT_SQ_HANDOFF,
+	SROCE_CNT_SQ_HANDOFF_LATE,
 	SROCE_NUM_COUNTERS
 };
 

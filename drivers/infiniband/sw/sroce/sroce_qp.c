@@ -196,6 +196,8 @@ static void sroce_qp_quiesce(struct sroce_qp *qp)
 	hrtimer_cancel(&qp->timer);
 	hrtimer_cancel(&qp->rp.pace_timer);
 	sroce_sq_poll_cancel(qp);
+	/* It may queue req_work. */
+	hrtimer_cancel(&qp->handoff_watchdog);
 	cancel_work_sync(&qp->req_work);
 	cancel_work_sync(&qp->resp_work);
 	cancel_work_sync(&qp->err_work);
@@ -237,6 +239,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_LIST_HEAD(&qp->req.poll_node);
 	hrtimer_init(&qp->poll_watchdog, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	qp->poll_watchdog.function = sroce_sq_poll_watchdog;
+	hrtimer_init(&qp->handoff_watchdog, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_REL_SOFT);
+	qp->handoff_watchdog.function = sroce_sq_handoff_watchdog;
 	INIT_WORK(&qp->resp_work, sroce_resp_work);
 	INIT_WORK(&qp->err_work, sroce_qp_err_work);
 	INIT_WORK(&qp->event_work, sroce_qp_event_work);

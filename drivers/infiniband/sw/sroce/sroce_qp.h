@@ -113,13 +113,17 @@ struct sroce_tx_train {
  *	(both set when a session starts, then written by its poller only,
  *	without req_lock)
  * @db_idle_ns: local_clock() when the kernel last finished sending what
- *	was posted (a doorbell's own sending, or the worker's)
- * @db_cost_ns: how long the last doorbell that sent inline took
+ *	was posted (a doorbell's own sending, or req_work's)
+ * @db_cost_ns: how long that sending took
+ * @db_cq_cons: the send CQ's consumer index at the last doorbell
  * @db_streak: doorbells in a row that came sooner after @db_idle_ns than
  *	half of @db_cost_ns: user space is streaming
- * @db_cq_cons: the send CQ's consumer index at the last doorbell
- *	(the four are hints, read and written without req_lock by
- *	sroce_sq_doorbell() and req_work)
+ * @handoff_skip: doorbells left that send inline, after a worker that
+ *	did not get to run
+ * @handoff_waiting: a doorbell handed its sending to req_work, which has
+ *	not begun yet
+ *	(these are hints, read and written without req_lock by
+ *	sroce_sq_doorbell(), req_work and handoff_watchdog)
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
  * @st: per-slot state of the WQEs in @shadow
  * @train: packets of the pass under way, held to leave as one train
@@ -176,8 +180,10 @@ struct sroce_req {
 	bool poll_fruitful;
 	u64 db_idle_ns;
 	u32 db_cost_ns;
-	u8 db_streak;
 	u32 db_cq_cons;
+	u8 db_streak;
+	u8 handoff_skip;
+	bool handoff_waiting;
 	void *shadow;
 	struct sroce_swqe_state *st;
 	struct sroce_tx_train train;
@@ -376,6 +382,8 @@ struct sroce_cc_rp {
  * @timer: retransmission and RNR timer
  * @req_work: continues sending where a softirq pass stopped
  * @poll_watchdog: ends a poll session whose poller does not get to run
+ * @handoff_watchdog: takes a doorbell's handoff back when its worker does
+ *	not get to run (sroce_sq_handoff_watchdog())
  * @resp_work: sends read responses too large for one softirq pass
  * @err_work: completes everything outstanding after a data-path error
  * @event_work: delivers a kernel QP's async events (@events_pending)
@@ -411,6 +419,7 @@ struct sroce_qp {
 	struct hrtimer timer;
 	struct work_struct req_work;
 	struct hrtimer poll_watchdog;
+	struct hrtimer handoff_watchdog;
 	struct work_struct resp_work;
 	struct work_struct err_work;
 	struct work_struct event_work;

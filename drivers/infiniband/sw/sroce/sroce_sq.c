@@ -541,16 +541,27 @@ void sroce_sq_kick_any(struct sroce_qp *qp)
 	}
 }
 
+static bool sq_handoff = true;
+module_param(sq_handoff, bool, 0644);
+MODULE_PARM_DESC(sq_handoff, "Hand the sending of a user's loopback stream from its doorbell to a worker on the next CPU (default: on)");
+
 /*
  * Doorbells in a row, each sooner after the kernel went idle than half
- * what sending inline took, before a doorbell hands its sending off: a
- * request answered by two posts is not a stream.
+ * what sending took, before a doorbell hands its sending off: a request
+ * answered by two posts is not a stream.
  */
-#define SROCE_SQ_STREAK		2
+#define SROCE_SQ_STREAK			2
+/*
+ * A worker that has not begun this long after a handoff is kept from its
+ * CPU (a real-time task): the sending comes back to the poster's CPU,
+ * and the QP's next this many doorbells send inline.
+ */
+#define SROCE_SQ_HANDOFF_WAIT_NS	(4 * NSEC_PER_MSEC)
+#define SROCE_SQ_HANDOFF_BACKOFF	64
 
 /*
  * Does user space stream? It came back with more posts at @now sooner
- * than half of what the last inline sending took, SROCE_SQ_STREAK times
+ * than half of what the kernel last took to send, SROCE_SQ_STREAK times
  * in a row: it posts as fast as it can and waits for nothing in between.
  * Someone waiting for an answer comes back no sooner than the peer took
  * to send it, about as long as sending took here (signed: another CPU's
@@ -558,7 +569,7 @@ void sroce_sq_kick_any(struct sroce_qp *qp)
  * (a loopback READ, complete when the call returns) comes back at once,
  * though: what tells that user apart is that it reaped every completion
  * of the send CQ between its doorbells, where a stream leaves them for
- * later or asks for few.
+ * later or asks for few. The CQ's lock keeps its ring from a resize.
  */
 static bool sroce_sq_streams(struct sroce_qp *qp, u64 now)
 {
@@ -566,11 +577,16 @@ static bool sroce_sq_streams(struct sroce_qp *qp, u64 now)
 	struct sroce_req *req = &qp->req;
 	s64 gap = now - READ_ONCE(req->db_idle_ns);
 	u8 streak = READ_ONCE(req->db_streak);
-	u32 cons = READ_ONCE(cq->ring.hdr->cons);
+	unsigned long flags;
+	bool reaped;
+	u32 cons;
 
-	if (gap < (s64)(READ_ONCE(req->db_cost_ns) / 2) &&
-	    (cons == READ_ONCE(req->db_cq_cons) ||
-	     sroce_ring_pending(&cq->ring, READ_ONCE(cq->prod))))
+	spin_lock_irqsave(&cq->lock, flags);
+	cons = READ_ONCE(cq->ring.hdr->cons);
+	reaped = cons != READ_ONCE(req->db_cq_cons) &&
+		 !sroce_ring_pending(&cq->ring, cq->prod);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (gap < (s64)(READ_ONCE(req->db_cost_ns) / 2) && !reaped)
 		streak = min_t(u8, streak + 1, SROCE_SQ_STREAK);
 	else
 		streak = 0;
@@ -579,40 +595,86 @@ static bool sroce_sq_streams(struct sroce_qp *qp, u64 now)
 	return streak >= SROCE_SQ_STREAK;
 }
 
+/* What sending from @start until now took, for the next doorbell. */
+static void sroce_sq_sent(struct sroce_req *req, u64 start)
+{
+	u64 end = local_clock();
+
+	/* Signed: the task may have moved to a CPU whose clock is behind. */
+	WRITE_ONCE(req->db_cost_ns, clamp_t(s64, end - start, 0, U32_MAX));
+	WRITE_ONCE(req->db_idle_ns, end);
+}
+
 /**
  * sroce_sq_doorbell() - a user's send doorbell: send what is posted.
  * @qp: the queue pair, in RTS
  *
  * A lone message is sent (and, in loopback, delivered and completed)
- * inside the system call, with no wakeup on its way. A stream is handed
- * to req_work on the next CPU online instead: the caller goes back to
- * posting at once, the worker sends while it does, and as long as it
- * finds more posted it needs no further doorbell. Inline, each message
- * cost a system call and its sending on the poster's CPU, one after the
- * other. The next CPU, not the send CQ's completion vector's: most users
- * leave every CQ on vector 0, and posters on different CPUs then hand
- * their streams to different CPUs.
+ * inside the system call, with no wakeup on its way. A stream to a QP of
+ * this device is handed to req_work on the next CPU online instead: the
+ * caller goes back to posting at once, the worker sends and delivers
+ * while it does, and as long as it finds more posted it needs no further
+ * doorbell. Inline, each message cost a system call and its delivery on
+ * the poster's CPU, one after the other. The next CPU, not the send CQ's
+ * completion vector's: most users leave every CQ on vector 0, and
+ * posters on different CPUs then hand their streams to different CPUs.
+ * Not a stream to the wire: while packets are in flight, a QP sends only
+ * from the CPU it last sent from (sroce_tx_credit.c), which would send
+ * the work back.
  * Context: process.
  */
 void sroce_sq_doorbell(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
-	u64 start = local_clock(), end;
+	u64 start = local_clock();
 	int cpu;
 
-	if (sroce_sq_streams(qp, start) && num_online_cpus() > 1) {
-		if (qp->dead)
+	if (READ_ONCE(sq_handoff) && READ_ONCE(qp->path.loopback) &&
+	    num_online_cpus() > 1 && sroce_sq_streams(qp, start)) {
+		if (READ_ONCE(req->handoff_skip)) {
+			WRITE_ONCE(req->handoff_skip, req->handoff_skip - 1);
+		} else {
+			cpu = get_cpu();
+			WRITE_ONCE(req->handoff_waiting, true);
+			queue_work_on(sroce_next_online_cpu(cpu), sroce_data_wq,
+				      &qp->req_work);
+			hrtimer_start(&qp->handoff_watchdog,
+				      ns_to_ktime(SROCE_SQ_HANDOFF_WAIT_NS),
+				      HRTIMER_MODE_REL_PINNED_SOFT);
+			put_cpu();
+			sroce_qp_count(qp, SROCE_CNT_SQ_HANDOFF);
 			return;
-		cpu = sroce_next_online_cpu(get_cpu());
-		queue_work_on(cpu, sroce_data_wq, &qp->req_work);
-		put_cpu();
-		sroce_qp_count(qp, SROCE_CNT_SQ_HANDOFF);
-		return;
+		}
 	}
 	sroce_sq_kick(qp);
-	end = local_clock();
-	WRITE_ONCE(req->db_cost_ns, min_t(u64, end - start, U32_MAX));
-	WRITE_ONCE(req->db_idle_ns, end);
+	sroce_sq_sent(req, start);
+}
+
+/**
+ * sroce_sq_handoff_watchdog() - take back a handoff whose worker waits.
+ * @timer: the queue pair's handoff_watchdog, on the poster's CPU
+ *
+ * The ring is not armed while a worker has the sending, so posts that
+ * find its CPU taken for good (a real-time task) would wait with it. The
+ * work comes to this CPU instead, where the poster ran a moment ago.
+ * Context: softirq (hrtimer).
+ * Return: HRTIMER_NORESTART.
+ */
+enum hrtimer_restart sroce_sq_handoff_watchdog(struct hrtimer *timer)
+{
+	struct sroce_qp *qp = container_of(timer, struct sroce_qp,
+					   handoff_watchdog);
+
+	if (!READ_ONCE(qp->req.handoff_waiting))
+		return HRTIMER_NORESTART;
+	WRITE_ONCE(qp->req.handoff_waiting, false);
+	WRITE_ONCE(qp->req.handoff_skip, SROCE_SQ_HANDOFF_BACKOFF);
+	sroce_qp_count(qp, SROCE_CNT_SQ_HANDOFF_LATE);
+	/* Begun meanwhile, or not queued: nothing to move. */
+	if (cancel_work(&qp->req_work))
+		queue_work_on(smp_processor_id(), sroce_data_wq,
+			      &qp->req_work);
+	return HRTIMER_NORESTART;
 }
 
 /*
@@ -622,9 +684,11 @@ void sroce_sq_doorbell(struct sroce_qp *qp)
 void sroce_sq_work(struct work_struct *work)
 {
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, req_work);
+	u64 start = local_clock();
 
+	WRITE_ONCE(qp->req.handoff_waiting, false);
 	if (!sroce_sq_kick_passes(qp, SROCE_WORK_PASSES)) {
-		WRITE_ONCE(qp->req.db_idle_ns, local_clock());
+		sroce_sq_sent(&qp->req, start);
 		return;
 	}
 	if (qp->dead)

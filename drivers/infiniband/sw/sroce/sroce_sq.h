@@ -81,6 +81,7 @@ void sroce_sq_doorbell(struct sroce_qp *qp);
 void sroce_sq_work(struct work_struct *work);
 void sroce_sq_poll_init(void);
 enum hrtimer_restart sroce_sq_poll_watchdog(struct hrtimer *timer);
+enum hrtimer_restart sroce_sq_handoff_watchdog(struct hrtimer *timer);
 void sroce_sq_poll_cancel(struct sroce_qp *qp);
 void sroce_sq_reset(struct sroce_qp *qp);
 void sroce_sq_flush(struct sroce_qp *qp);
