@@ -15,10 +15,13 @@
 #  - ib_read_lat: no doorbell hands off either, although each READ
 #    completes inside its own doorbell in loopback and the next one comes
 #    at once: the client reaped its completion in between.
-#  - A real-time busy loop, unthrottled, on the CPU the worker would use:
-#    a stream of 64 B WRITEs from the other CPU still completes, the
-#    handoffs that found the worker kept from its CPU went back to the
-#    poster's (sq_handoff_late).
+#  - A real-time busy loop, unthrottled, on the CPU the worker would use,
+#    begun before a stream of 64 B WRITEs from the other CPU, and begun
+#    once another stream handed off ten doorbells: both complete, the
+#    poster's CPU sending what the worker could not (sq_handoff_late).
+#    The second one's teardown waits for the worker the loop preempted
+#    (cancel_work_sync()), until the loop ends: an unthrottled real-time
+#    task starves every per-CPU worker of its CPU.
 #  - sq_handoff off: the stream rings a doorbell per message.
 # shellcheck source=selftests/drivers/sroce/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -131,6 +134,8 @@ done
 
 RT=/proc/sys/kernel/sched_rt_runtime_us
 if command -v chrt >/dev/null && [ -w "$RT" ]; then
+	# This script and its helpers must not share CPU 0 with the loop.
+	taskset -p -c 1 $$ >/dev/null
 	sr_on_exit "echo $(cat "$RT") >$RT"
 	echo -1 >"$RT"
 	[ -d /sys/kernel/debug/sched ] ||
@@ -141,19 +146,49 @@ if command -v chrt >/dev/null && [ -w "$RT" ]; then
 		sr_on_exit "echo $(cat "$FS") >$FS"
 		echo 0 >"$FS"
 	fi
+	sr_on_exit "pkill -f sq_handoff_hog"
 	# Ends by itself after 2 minutes, should this script be killed.
 	# shellcheck disable=SC2016 # $SECONDS is the hog's own
-	chrt -f 10 taskset -c 0 bash -c \
-		': sq_handoff_hog; while [ $SECONDS -lt 120 ]; do :; done' &
+	HOG='chrt -f 10 taskset -c 0 bash -c \
+		": sq_handoff_hog; while [ \$SECONDS -lt 120 ]; do :; done"'
+	# Before the stream: no worker ever begins.
+	eval "$HOG &"
 	hog=$!
-	sr_on_exit "kill $hog 2>/dev/null"
 	sr_check "real-time loop on CPU 0: $ITERS WRITEs from CPU 1 complete" \
 		perf ib_write_bw 64 $ITERS 1 1
 	kill "$hog"
 	wait "$hog" 2>/dev/null
-	sr_log "handoffs taken back: $(sr_grew "$LDEV" sq_handoff_late)"
-	sr_check "real-time loop on CPU 0: handoffs came back to CPU 1" \
+	sr_log "stalled handoffs sent from CPU 1: $(sr_grew "$LDEV" sq_handoff_late)"
+	sr_check "real-time loop on CPU 0: CPU 1 sent for stalled handoffs" \
 		test "$(sr_grew "$LDEV" sq_handoff_late)" -gt 0
+	# In the middle of a stream: workers that began lose their CPU too.
+	sr_snap "$LDEV" sq_handoff_late
+	ho0=$(sr_counter "$LDEV" sq_handoff)
+	perf ib_write_bw 64 $((ITERS * 4)) 1 1 &
+	stream=$!
+	for ((i = 0; i < 300; i++)); do
+		[ "$(sr_counter "$LDEV" sq_handoff)" -gt $((ho0 + 10)) ] && break
+		sleep 0.1
+	done
+	sr_log "the loop began after $(( $(sr_counter "$LDEV" sq_handoff) - ho0 ))" \
+		"handoffs of the stream"
+	eval "$HOG &"
+	hog=$!
+	# The client's result line: every WRITE completed. Its teardown
+	# waits for the worker it preempted, which runs once the loop ends.
+	sr_check "real-time loop from mid-stream: $((ITERS * 4)) WRITEs complete" \
+		sr_wait_output "$TMP/cli" "^ *64 +$((ITERS * 4)) " 80
+	kill "$hog"
+	wait "$hog" 2>/dev/null
+	sr_check "real-time loop from mid-stream: both ends close" \
+		wait "$stream"
+	PORT=$((PORT + 1))	# the stream's, in its subshell
+	sr_log "stalled handoffs sent from CPU 1: $(sr_grew "$LDEV" sq_handoff_late)"
+	sr_check "real-time loop from mid-stream: CPU 1 sent for stalled handoffs" \
+		test "$(sr_grew "$LDEV" sq_handoff_late)" -gt 0
+	sr_check "real-time loop from mid-stream: it began mid-stream" \
+		test "$i" -lt 300
+	taskset -p -c 0-$(($(nproc) - 1)) $$ >/dev/null
 else
 	sr_log "no chrt or $RT: real-time case skipped"
 fi

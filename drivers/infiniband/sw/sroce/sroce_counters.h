@@ -87,8 +87,8 @@
  * @SROCE_CNT_SQ_HANDOFF: send doorbells (each also in sq_doorbell) whose
  *	sending went to a worker on the next CPU, because user space was
  *	streaming to a QP of the same device (sroce_sq_doorbell())
- * @SROCE_CNT_SQ_HANDOFF_LATE: handoffs whose worker had not begun after
- *	4 ms (its CPU taken): the sending went back to the poster's CPU
+ * @SROCE_CNT_SQ_HANDOFF_LATE: times a handed-off stream sent nothing for
+ *	4 ms (its worker's CPU taken) and the poster's CPU sent instead
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {

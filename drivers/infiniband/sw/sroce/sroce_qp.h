@@ -118,10 +118,12 @@ struct sroce_tx_train {
  * @db_cq_cons: the send CQ's consumer index at the last doorbell
  * @db_streak: doorbells in a row that came sooner after @db_idle_ns than
  *	half of @db_cost_ns: user space is streaming
- * @handoff_skip: doorbells left that send inline, after a worker that
- *	did not get to run
- * @handoff_waiting: a doorbell handed its sending to req_work, which has
- *	not begun yet
+ * @handoff_skip: streaming doorbells left that send inline, after a
+ *	worker that did not get to run
+ * @handoff_on: a doorbell handed its sending to req_work, which has not
+ *	yet found the ring empty
+ * @handoff_mark: @fetched and @psn when handoff_watchdog last looked
+ * @handoff_ns: local_clock() of the doorbell that handed off
  *	(these are hints, read and written without req_lock by
  *	sroce_sq_doorbell(), req_work and handoff_watchdog)
  * @shadow: kernel copies of the send WQEs, the SQ's stride apart
@@ -183,7 +185,9 @@ struct sroce_req {
 	u32 db_cq_cons;
 	u8 db_streak;
 	u8 handoff_skip;
-	bool handoff_waiting;
+	bool handoff_on;
+	u64 handoff_mark;
+	u64 handoff_ns;
 	void *shadow;
 	struct sroce_swqe_state *st;
 	struct sroce_tx_train train;
@@ -382,8 +386,8 @@ struct sroce_cc_rp {
  * @timer: retransmission and RNR timer
  * @req_work: continues sending where a softirq pass stopped
  * @poll_watchdog: ends a poll session whose poller does not get to run
- * @handoff_watchdog: takes a doorbell's handoff back when its worker does
- *	not get to run (sroce_sq_handoff_watchdog())
+ * @handoff_watchdog: sends from the poster's CPU what a handoff's worker
+ *	does not get to (sroce_sq_handoff_watchdog())
  * @resp_work: sends read responses too large for one softirq pass
  * @err_work: completes everything outstanding after a data-path error
  * @event_work: delivers a kernel QP's async events (@events_pending)

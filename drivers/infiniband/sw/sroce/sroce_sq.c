@@ -552,9 +552,9 @@ MODULE_PARM_DESC(sq_handoff, "Hand the sending of a user's loopback stream from 
  */
 #define SROCE_SQ_STREAK			2
 /*
- * A worker that has not begun this long after a handoff is kept from its
- * CPU (a real-time task): the sending comes back to the poster's CPU,
- * and the QP's next this many doorbells send inline.
+ * A handed-off stream that has sent nothing for this long has a worker
+ * kept from its CPU (a real-time task): the poster's CPU sends instead,
+ * and the QP's next this many streaming doorbells send inline.
  */
 #define SROCE_SQ_HANDOFF_WAIT_NS	(4 * NSEC_PER_MSEC)
 #define SROCE_SQ_HANDOFF_BACKOFF	64
@@ -595,6 +595,12 @@ static bool sroce_sq_streams(struct sroce_qp *qp, u64 now)
 	return streak >= SROCE_SQ_STREAK;
 }
 
+/* What the requester has fetched and sent: it changes as a stream goes. */
+static u64 sroce_sq_handoff_mark(const struct sroce_req *req)
+{
+	return (u64)READ_ONCE(req->fetched) << 32 | READ_ONCE(req->psn);
+}
+
 /* What sending from @start until now took, for the next doorbell. */
 static void sroce_sq_sent(struct sroce_req *req, u64 start)
 {
@@ -629,18 +635,23 @@ void sroce_sq_doorbell(struct sroce_qp *qp)
 	u64 start = local_clock();
 	int cpu;
 
+	u8 skip;
+
 	if (READ_ONCE(sq_handoff) && READ_ONCE(qp->path.loopback) &&
 	    num_online_cpus() > 1 && sroce_sq_streams(qp, start)) {
-		if (READ_ONCE(req->handoff_skip)) {
-			WRITE_ONCE(req->handoff_skip, req->handoff_skip - 1);
+		skip = READ_ONCE(req->handoff_skip);
+		if (skip) {
+			WRITE_ONCE(req->handoff_skip, skip - 1);
 		} else {
+			WRITE_ONCE(req->handoff_mark, sroce_sq_handoff_mark(req));
+			WRITE_ONCE(req->handoff_ns, start);
+			WRITE_ONCE(req->handoff_on, true);
 			cpu = get_cpu();
-			WRITE_ONCE(req->handoff_waiting, true);
-			queue_work_on(sroce_next_online_cpu(cpu), sroce_data_wq,
-				      &qp->req_work);
 			hrtimer_start(&qp->handoff_watchdog,
 				      ns_to_ktime(SROCE_SQ_HANDOFF_WAIT_NS),
 				      HRTIMER_MODE_REL_PINNED_SOFT);
+			queue_work_on(sroce_next_online_cpu(cpu), sroce_data_wq,
+				      &qp->req_work);
 			put_cpu();
 			sroce_qp_count(qp, SROCE_CNT_SQ_HANDOFF);
 			return;
@@ -651,30 +662,53 @@ void sroce_sq_doorbell(struct sroce_qp *qp)
 }
 
 /**
- * sroce_sq_handoff_watchdog() - take back a handoff whose worker waits.
+ * sroce_sq_handoff_watchdog() - send from here what a worker cannot.
  * @timer: the queue pair's handoff_watchdog, on the poster's CPU
  *
- * The ring is not armed while a worker has the sending, so posts that
- * find its CPU taken for good (a real-time task) would wait with it. The
- * work comes to this CPU instead, where the poster ran a moment ago.
+ * The ring is not armed while a worker has the sending, so posts whose
+ * worker is kept from its CPU for good (a real-time task, before it
+ * began or between its passes) would wait with it; moving the work item
+ * cannot help, as it stays with the CPU it last ran on. Every
+ * SROCE_SQ_HANDOFF_WAIT_NS while the handoff lasts, this checks that
+ * something was sent; if not, it sends a budget from here, where the
+ * poster ran a moment ago, and arms the ring if more is left, so that
+ * the poster's next post rings and its doorbell sends inline.
  * Context: softirq (hrtimer).
- * Return: HRTIMER_NORESTART.
+ * Return: HRTIMER_RESTART while the handoff lasts.
  */
 enum hrtimer_restart sroce_sq_handoff_watchdog(struct hrtimer *timer)
 {
 	struct sroce_qp *qp = container_of(timer, struct sroce_qp,
 					   handoff_watchdog);
+	struct sroce_req *req = &qp->req;
+	u64 mark;
+	bool more;
 
-	if (!READ_ONCE(qp->req.handoff_waiting))
+	if (!READ_ONCE(req->handoff_on))
 		return HRTIMER_NORESTART;
-	WRITE_ONCE(qp->req.handoff_waiting, false);
-	WRITE_ONCE(qp->req.handoff_skip, SROCE_SQ_HANDOFF_BACKOFF);
+	mark = sroce_sq_handoff_mark(req);
+	/* Signed: a new handoff on another CPU may have stamped it. */
+	if (mark != READ_ONCE(req->handoff_mark) ||
+	    (s64)(local_clock() - READ_ONCE(req->handoff_ns)) <
+	    SROCE_SQ_HANDOFF_WAIT_NS) {
+		WRITE_ONCE(req->handoff_mark, mark);
+		goto again;
+	}
 	sroce_qp_count(qp, SROCE_CNT_SQ_HANDOFF_LATE);
-	/* Begun meanwhile, or not queued: nothing to move. */
-	if (cancel_work(&qp->req_work))
-		queue_work_on(smp_processor_id(), sroce_data_wq,
-			      &qp->req_work);
-	return HRTIMER_NORESTART;
+	WRITE_ONCE(req->handoff_skip, SROCE_SQ_HANDOFF_BACKOFF);
+	spin_lock(&qp->req_lock);
+	more = sroce_sq_progress(qp, SROCE_TX_BUDGET);
+	if (more)
+		sroce_ring_arm(&qp->sq);
+	spin_unlock(&qp->req_lock);
+	if (!more) {
+		WRITE_ONCE(req->handoff_on, false);
+		return HRTIMER_NORESTART;
+	}
+	WRITE_ONCE(req->handoff_mark, sroce_sq_handoff_mark(req));
+again:
+	hrtimer_forward_now(timer, ns_to_ktime(SROCE_SQ_HANDOFF_WAIT_NS));
+	return HRTIMER_RESTART;
 }
 
 /*
@@ -686,8 +720,8 @@ void sroce_sq_work(struct work_struct *work)
 	struct sroce_qp *qp = container_of(work, struct sroce_qp, req_work);
 	u64 start = local_clock();
 
-	WRITE_ONCE(qp->req.handoff_waiting, false);
 	if (!sroce_sq_kick_passes(qp, SROCE_WORK_PASSES)) {
+		WRITE_ONCE(qp->req.handoff_on, false);
 		sroce_sq_sent(&qp->req, start);
 		return;
 	}
