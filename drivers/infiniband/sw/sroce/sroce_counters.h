@@ -88,7 +88,7 @@
  *	sending went to a worker on the next CPU, because user space was
  *	streaming to a QP of the same device (sroce_sq_doorbell())
  * @SROCE_CNT_SQ_HANDOFF_LATE: times a handed-off stream sent nothing for
- *	4 ms (its worker's CPU taken) and the poster's CPU sent instead
+ *	50 ms (its worker's CPU taken) and the poster's CPU sent instead
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {

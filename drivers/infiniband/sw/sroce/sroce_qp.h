@@ -120,8 +120,6 @@ struct sroce_tx_train {
  *	half of @db_cost_ns: user space is streaming
  * @handoff_skip: streaming doorbells left that send inline, after a
  *	worker that did not get to run
- * @handoff_on: a doorbell handed its sending to req_work, which has not
- *	yet found the ring empty
  * @handoff_mark: @fetched and @psn when handoff_watchdog last looked
  * @handoff_ns: local_clock() of the doorbell that handed off
  *	(these are hints, read and written without req_lock by
@@ -185,7 +183,6 @@ struct sroce_req {
 	u32 db_cq_cons;
 	u8 db_streak;
 	u8 handoff_skip;
-	bool handoff_on;
 	u64 handoff_mark;
 	u64 handoff_ns;
 	void *shadow;
