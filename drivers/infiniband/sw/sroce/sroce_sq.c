@@ -637,7 +637,6 @@ void sroce_sq_doorbell(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 	u64 start = local_clock();
 	int cpu;
-
 	u8 skip;
 
 	if (READ_ONCE(sq_handoff) && READ_ONCE(qp->path.loopback) &&
