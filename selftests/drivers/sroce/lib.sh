@@ -145,6 +145,24 @@ sr_loopback_link() {
 	sr_wait_port_state "$1" PORT_ACTIVE || sr_log "port of $1 not active"
 }
 
+# sr_loopback_setup LETTER PORT_BASE: what a test on one sroce device in
+# loopback starts with: a kernel log mark, a temporary directory TMP, its
+# own ports from PORT (PORT_BASE plus ten per tag), device LDEV on veth L
+# (sroce_LETTER<tag>, sr<tag>LETTER) with address L4, and the GID index
+# G of L4; no GID ends the test.
+# shellcheck disable=SC2034 # for the scripts that call it
+sr_loopback_setup() {
+	sr_dmesg_mark
+	TMP=$(mktemp -d)
+	sr_on_exit "rm -rf $TMP"
+	PORT=$(( $2 + (SR_TAG % 400) * 10 ))
+	L=sr$SR_TAG$1
+	LDEV=sroce_$1$SR_TAG
+	L4=198.19.$(( SR_TAG % 250 + 1 )).1
+	sr_loopback_link "$LDEV" "$L" "$L4"
+	G=$(sr_gid_index "$LDEV" "$L4") || sr_done
+}
+
 # sr_link_add_ns NS IBDEV NETDEV [TYPE]: the same for a netdev in netns
 # NS (the link is made from inside NS, where the netdev's name resolves).
 # The RDMA device is visible in every netns in the default "shared" rdma

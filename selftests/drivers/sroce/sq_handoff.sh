@@ -40,16 +40,7 @@ sr_tracefs
 ITERS=20000
 LAT_ITERS=2000
 
-sr_dmesg_mark
-TMP=$(mktemp -d)
-sr_on_exit "rm -rf $TMP"
-n=$(( SR_TAG % 250 + 1 ))
-PORT=$(( 29000 + (SR_TAG % 400) * 10 ))
-L=sr${SR_TAG}h
-LDEV=sroce_h$SR_TAG
-L4=198.19.$n.1
-sr_loopback_link "$LDEV" "$L" "$L4"
-G=$(sr_gid_index "$LDEV" "$L4") || sr_done
+sr_loopback_setup h 29000
 
 # Where sroce_sq_work runs: workqueue_execute_start of that function.
 sr_trace_instance "sroce_ho$SR_TAG"

@@ -50,16 +50,7 @@ sr_on_exit "echo $(cat "$HANDOFF") >$HANDOFF"
 echo N >"$HANDOFF"
 ITERS=20000
 
-sr_dmesg_mark
-TMP=$(mktemp -d)
-sr_on_exit "rm -rf $TMP"
-n=$(( SR_TAG % 250 + 1 ))
-PORT=$(( 27000 + (SR_TAG % 400) * 10 ))
-L=sr${SR_TAG}q
-LDEV=sroce_q$SR_TAG
-L4=198.19.$n.1
-sr_loopback_link "$LDEV" "$L" "$L4"
-G=$(sr_gid_index "$LDEV" "$L4") || sr_done
+sr_loopback_setup q 27000
 
 # shellcheck disable=SC2317 # called through sr_check
 # stream ITERS [CMD...]: ib_write_bw of 64 B messages in loopback, ITERS
