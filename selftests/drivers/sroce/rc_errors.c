@@ -300,6 +300,37 @@ TEST_F_TIMEOUT(rc, rnr_retry_recovers, T_SECS)
 }
 
 /*
+ * A SEND beyond the responder's credits (the first one is: no ACK gave
+ * any yet) only probes for a receive WQE: with none posted, each RNR NAK
+ * refuses its first packet alone. The packets of the rest of the message,
+ * sent behind it, would arrive out of sequence and be dropped, with every
+ * retry. Counted on sroce devices only.
+ */
+TEST_F_TIMEOUT(rc, rnr_probe_sends_one_packet, T_SECS)
+{
+	uint32_t len = 32 * self->mtu_bytes;
+	struct ibv_sge rs = sge(B_, DST + 4096, len), ss = sge(A_, 0, len);
+	const char *dev_b = ibv_get_device_name(B_->ctx->device);
+	long long oos = sroce_counter(dev_b, "rx_out_of_sequence");
+	long long rnr = sroce_counter(dev_b, "rnr_nak_sent");
+
+	if (oos < 0 || rnr < 0)
+		SKIP(return, "not an sroce device: no counters");
+	ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_SEND, 0x24, &ss, 1, 0, 0, 0));
+	usleep(100000);
+	ASSERT_EQ(0, post_recv(P_->qp[1], 0x14, &rs, 1));
+	check_wc(_metadata, "long SEND after RNR, requester", P_->cq[0],
+		 WANT(.wr_id = 0x24, .opcode = IBV_WC_SEND, .qp_num = QPN(P_, 0)));
+	check_wc(_metadata, "long SEND after RNR, responder", P_->cq[1],
+		 WANT(.wr_id = 0x14, .opcode = IBV_WC_RECV, .qp_num = QPN(P_, 1),
+		      .check_len = true, .byte_len = len));
+	check_landed(_metadata, "long SEND after RNR", B_->buf + DST + 4096,
+		     A_->buf, len);
+	EXPECT_LT(rnr, sroce_counter(dev_b, "rnr_nak_sent"));
+	EXPECT_EQ(oos, sroce_counter(dev_b, "rx_out_of_sequence"));
+}
+
+/*
  * End-to-end credits across a READ: with one receive posted, SEND, READ,
  * SEND. The second SEND waits for credits (sroce), or draws RNR NAKs,
  * until the second receive comes; the READ between them must neither be

@@ -92,6 +92,10 @@ struct sroce_tx_train {
  * @credit_unlimited: the responder gave no credit count (an SRQ, rdma_rxe):
  *	@lsn no longer holds anything back
  * @credit_wait: held back by @lsn since it last moved (counted once)
+ * @credit_probe: a message started beyond @lsn: nothing goes past
+ *	@credit_probe_psn, its packet that takes a receive WQE, until that
+ *	is acknowledged
+ * @credit_probe_psn: that PSN
  * @polling: a poll session is on: the QP is on the poll list of @poller,
  *	@poll_cpu's (sroce_sq.c)
  * @poll_watching: the poller runs, on a CPU it has to itself, and watches
@@ -167,6 +171,8 @@ struct sroce_req {
 	u32 lsn;
 	bool credit_unlimited;
 	bool credit_wait;
+	bool credit_probe;
+	u32 credit_probe_psn;
 	bool polling;
 	bool poll_watching;
 	u8 poll_backoff;

@@ -151,14 +151,39 @@ static bool sroce_req_credit_ok(struct sroce_qp *qp, u32 idx)
 	       sroce_psn_cmp(req->ssn + 1, req->lsn + 1) <= 0;
 }
 
-/* The WQE at req->next starts: it is the next message. */
-static void sroce_req_credit_take(struct sroce_qp *qp, u32 op)
+/*
+ * The WQE at req->next starts: it is the next message. One beyond the
+ * LSN probes: its packet that takes a receive WQE (a SEND's first, a
+ * WRITE with immediate's last) asks for an ACK, and nothing goes past it
+ * until that comes (sroce_req_window_open()). An RNR NAK then refuses
+ * that packet alone: the rest of the message, sent behind it, would
+ * arrive out of sequence and be dropped, at every retry.
+ */
+static void sroce_req_credit_take(struct sroce_qp *qp,
+				  const struct sroce_send_wqe *w,
+				  const struct sroce_swqe_state *st)
 {
 	struct sroce_req *req = &qp->req;
 
 	req->ssn = (req->ssn + 1) & SROCE_AETH_MSN_MASK;
-	if (!sroce_op_takes_recv(op))
+	if (!sroce_op_takes_recv(w->opcode)) {
 		req->lsn = (req->lsn + 1) & SROCE_AETH_MSN_MASK;
+		return;
+	}
+	if (req->credit_unlimited || qp->ibqp.qp_type != IB_QPT_RC ||
+	    sroce_psn_cmp(req->ssn, req->lsn) <= 0)
+		return;
+	req->credit_probe = true;
+	req->credit_probe_psn = w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ?
+				sroce_swqe_last_psn(st) : st->first_psn;
+}
+
+/* Does the packet of @npsn PSNs from req->psn hold the probe's PSN? */
+static bool sroce_req_sends_probe(const struct sroce_req *req, u32 npsn)
+{
+	return req->credit_probe &&
+	       sroce_psn_cmp(req->credit_probe_psn, req->psn) >= 0 &&
+	       sroce_psn_cmp(req->credit_probe_psn, req->psn + npsn) < 0;
 }
 
 /**
@@ -297,6 +322,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 		/* UC has no acknowledgments to ask for. */
 		ackreq = !uc &&
 			 (req->probe_ackreq ||
+			  sroce_req_sends_probe(req, npsn) ||
 			  req->since_ackreq + npsn >= SROCE_ACKREQ_EVERY ||
 			  (last && (qp->sq_sig_all ||
 				    (w->send_flags & SROCE_SEND_F_SIGNALED) ||
@@ -484,6 +510,9 @@ static bool sroce_req_window_open(struct sroce_qp *qp,
 
 	if (sroce_psn_cmp(req->psn, req->una + SROCE_TX_WINDOW) >= 0)
 		return false;
+	if (req->credit_probe &&
+	    sroce_psn_cmp(req->psn, req->credit_probe_psn) > 0)
+		return false;
 	/*
 	 * With nothing unacknowledged, no ACK is coming to move the limit: a
 	 * peer whose MSN or credits undercount would stall the QP for good.
@@ -559,7 +588,7 @@ static bool sroce_req_send_pass(struct sroce_qp *qp, int budget)
 		if (req->off == 0 && req->next == req->started) {
 			st->first_psn = req->psn;
 			req->started++;
-			sroce_req_credit_take(qp, w->opcode);
+			sroce_req_credit_take(qp, w, st);
 		}
 		err = sroce_req_send_packet(qp);
 		if (err == -ENOMEM)
@@ -634,4 +663,5 @@ void sroce_req_init(struct sroce_qp *qp)
 	req->lsn = 0;
 	req->credit_unlimited = false;
 	req->credit_wait = false;
+	req->credit_probe = false;
 }
