@@ -304,7 +304,9 @@ TEST_F_TIMEOUT(rc, rnr_retry_recovers, T_SECS)
  * any yet) only probes for a receive WQE: with none posted, each RNR NAK
  * refuses its first packet alone. The packets of the rest of the message,
  * sent behind it, would arrive out of sequence and be dropped, with every
- * retry. Counted on sroce devices only.
+ * retry. Counted on sroce devices only. Only two devices can tell: in
+ * loopback the NAK is back before the next unit is built, so nothing
+ * went behind it even without the rule.
  */
 TEST_F_TIMEOUT(rc, rnr_probe_sends_one_packet, T_SECS)
 {
@@ -314,8 +316,11 @@ TEST_F_TIMEOUT(rc, rnr_probe_sends_one_packet, T_SECS)
 	long long oos = sroce_counter(dev_b, "rx_out_of_sequence");
 	long long rnr = sroce_counter(dev_b, "rnr_nak_sent");
 
-	if (oos < 0 || rnr < 0)
-		SKIP(return, "not an sroce device: no counters");
+	/* An rdma_rxe requester knows no credits and sends it whole. */
+	if (oos < 0 || rnr < 0 ||
+	    sroce_counter(ibv_get_device_name(A_->ctx->device),
+			  "rx_out_of_sequence") < 0)
+		SKIP(return, "not sroce devices: no counters");
 	ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_SEND, 0x24, &ss, 1, 0, 0, 0));
 	usleep(100000);
 	ASSERT_EQ(0, post_recv(P_->qp[1], 0x14, &rs, 1));

@@ -176,6 +176,7 @@ static void sroce_req_credit_take(struct sroce_qp *qp,
 	req->credit_probe = true;
 	req->credit_probe_psn = w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ?
 				sroce_swqe_last_psn(st) : st->first_psn;
+	req->credit_probe_end = (req->credit_probe_psn + 1) & SROCE_PSN_MASK;
 }
 
 /* Does the packet of @npsn PSNs from req->psn hold the probe's PSN? */
@@ -272,6 +273,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 	struct sroce_swqe_state *st = sroce_sst(qp, req->next);
 	u32 op = w->opcode, plen = 0, ext_len = 0, npsn = 1;
 	bool first = req->off == 0, last = true, ackreq = false, se;
+	bool probe = false;
 	bool rdatomic = sroce_op_is_rdatomic(op);
 	bool imm = op == IB_UVERBS_WR_SEND_WITH_IMM ||
 		   op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
@@ -319,10 +321,10 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 			ext_len += SROCE_RETH_BYTES;
 		if ((imm || inv) && last)
 			ext_len += SROCE_IMMDT_BYTES;
+		probe = sroce_req_sends_probe(req, npsn);
 		/* UC has no acknowledgments to ask for. */
 		ackreq = !uc &&
-			 (req->probe_ackreq ||
-			  sroce_req_sends_probe(req, npsn) ||
+			 (req->probe_ackreq || probe ||
 			  req->since_ackreq + npsn >= SROCE_ACKREQ_EVERY ||
 			  (last && (qp->sq_sig_all ||
 				    (w->send_flags & SROCE_SEND_F_SIGNALED) ||
@@ -438,6 +440,13 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 			req->rtt_start_ns = ktime_get_ns();
 		}
 	}
+	/*
+	 * The hold ends after the widest packet that carried the probe's
+	 * PSN: a tail-loss probe resends the last PSN of a unit alone, and
+	 * the ACK of a whole unit is taken only up to the PSN sent last.
+	 */
+	if (probe && sroce_psn_cmp(req->psn + npsn, req->credit_probe_end) > 0)
+		req->credit_probe_end = (req->psn + npsn) & SROCE_PSN_MASK;
 	req->probe_ackreq = false;
 	req->since_ackreq = ackreq ? 0 : req->since_ackreq + npsn;
 	if (rdatomic) {
@@ -511,7 +520,7 @@ static bool sroce_req_window_open(struct sroce_qp *qp,
 	if (sroce_psn_cmp(req->psn, req->una + SROCE_TX_WINDOW) >= 0)
 		return false;
 	if (req->credit_probe &&
-	    sroce_psn_cmp(req->psn, req->credit_probe_psn) > 0)
+	    sroce_psn_cmp(req->psn, req->credit_probe_end) >= 0)
 		return false;
 	/*
 	 * With nothing unacknowledged, no ACK is coming to move the limit: a
