@@ -305,8 +305,9 @@ TEST_F_TIMEOUT(rc, rnr_retry_recovers, T_SECS)
  * refuses its first packet alone. The packets of the rest of the message,
  * sent behind it, would arrive out of sequence and be dropped, with every
  * retry. Counted on sroce devices only. Only two devices can tell: in
- * loopback the NAK is back before the next unit is built, so nothing
- * went behind it even without the rule.
+ * loopback the message goes as one unit (path MTU 1024) or two, and the
+ * NAK is back before a second is built, so nothing went behind it even
+ * without the rule.
  */
 TEST_F_TIMEOUT(rc, rnr_probe_sends_one_packet, T_SECS)
 {

@@ -100,66 +100,6 @@ TEST_F_TIMEOUT(rc, srq_shared_by_two_qps, T_SECS)
 	EXPECT_EQ(0, ibv_destroy_srq(srq));
 }
 
-/*
- * An SRQ gives no credits (its first ACK says so), so a long SEND meets
- * an empty SRQ whole. Once
- * an RNR NAK refused it, though, each retry goes as a probe: its first
- * packet alone until that is acknowledged. However many retries, no more
- * than the first try's packets arrive out of sequence (each retry sent
- * whole, 76 retries in 100 ms left 2,356 behind them over a veth). Only
- * two devices can tell: in loopback the NAK is back before the next unit
- * is built. Counted on sroce devices only.
- */
-TEST_F_TIMEOUT(rc, srq_rnr_retries_probe, T_SECS)
-{
-	struct ibv_srq *srq = make_srq(B_, 4);
-	uint32_t npkt = 32, len = npkt * self->mtu_bytes;
-	struct ibv_sge rs = sge(B_, DST + 4096, len), ss = sge(A_, 0, len);
-	struct ibv_sge rs0 = sge(B_, DST + 4096, 64), ss0 = sge(A_, 0, 64);
-	const char *dev_a = ibv_get_device_name(A_->ctx->device);
-	const char *dev_b = ibv_get_device_name(B_->ctx->device);
-	long long oos, rnr;
-	struct conn c = {};
-
-	ASSERT_NE(NULL, srq);
-	c.srq_b = srq;
-	PAIR_UP(&self->q, &c);
-	oos = sroce_counter(dev_b, "rx_out_of_sequence");
-	rnr = sroce_counter(dev_b, "rnr_nak_sent");
-	if (oos < 0 || rnr < 0 ||
-	    sroce_counter(dev_a, "rx_out_of_sequence") < 0)
-		SKIP(goto out, "not sroce devices: no counters");
-	/* A first SEND draws the ACK that lifts the credit limit. */
-	ASSERT_EQ(0, post_srq(srq, 0x3f1, &rs0));
-	ASSERT_EQ(0, post_op(self->q.qp[0], IBV_WR_SEND, 0x3f0, &ss0, 1, 0, 0,
-			     0));
-	check_wc(_metadata, "first SEND, requester", self->q.cq[0],
-		 WANT(.wr_id = 0x3f0, .opcode = IBV_WC_SEND,
-		      .qp_num = QPN(&self->q, 0)));
-	check_wc(_metadata, "first SEND, responder", self->q.cq[1],
-		 WANT(.wr_id = 0x3f1, .opcode = IBV_WC_RECV,
-		      .qp_num = QPN(&self->q, 1)));
-	ASSERT_EQ(0, post_op(self->q.qp[0], IBV_WR_SEND, 0x300, &ss, 1, 0, 0,
-			     0));
-	usleep(100000);
-	ASSERT_EQ(0, post_srq(srq, 0x301, &rs));
-	check_wc(_metadata, "long SEND after RNR, requester", self->q.cq[0],
-		 WANT(.wr_id = 0x300, .opcode = IBV_WC_SEND,
-		      .qp_num = QPN(&self->q, 0)));
-	check_wc(_metadata, "long SEND after RNR, responder", self->q.cq[1],
-		 WANT(.wr_id = 0x301, .opcode = IBV_WC_RECV,
-		      .qp_num = QPN(&self->q, 1), .check_len = true,
-		      .byte_len = len));
-	check_landed(_metadata, "long SEND into the SRQ", B_->buf + DST + 4096,
-		     A_->buf, len);
-	/* Retried more than twice, or the test shows nothing. */
-	EXPECT_LT(rnr + 2, sroce_counter(dev_b, "rnr_nak_sent"));
-	EXPECT_GE(oos + npkt, sroce_counter(dev_b, "rx_out_of_sequence"));
-out:
-	pair_down(&self->q);
-	EXPECT_EQ(0, ibv_destroy_srq(srq));
-}
-
 /* Armed at 4 with 8 posted: the fifth message raises the limit event. */
 TEST_F_TIMEOUT(rc, srq_limit_event, T_SECS)
 {

@@ -250,7 +250,6 @@ static void sroce_comp_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 	sroce_comp_rewind(qp, psn, SROCE_RETX_RNR);
 	if (qp->dead)
 		return;
-	sroce_req_probe_at(qp, psn);
 	req->rnr_wait = true;
 	req->timer_probe = false;
 	hrtimer_start(&qp->timer,

@@ -92,9 +92,9 @@ struct sroce_tx_train {
  * @credit_unlimited: the responder gave no credit count (an SRQ, rdma_rxe):
  *	@lsn no longer holds anything back
  * @credit_wait: held back by @lsn since it last moved (counted once)
- * @credit_probe: the packet at @credit_probe_psn probes for a receive
- *	WQE (sroce_req_probe_at()): nothing goes from @credit_probe_end on
- *	until it is acknowledged
+ * @credit_probe: a message started beyond @lsn: nothing goes from
+ *	@credit_probe_end on until @credit_probe_psn, the PSN of its packet
+ *	that takes a receive WQE, is acknowledged
  * @credit_probe_psn: that PSN
  * @credit_probe_end: the PSN after the packet that last carried it (a
  *	unit of several PSNs in loopback), or after it before it first went

@@ -151,31 +151,14 @@ static bool sroce_req_credit_ok(struct sroce_qp *qp, u32 idx)
 	       sroce_psn_cmp(req->ssn + 1, req->lsn + 1) <= 0;
 }
 
-/**
- * sroce_req_probe_at() - send the packet at @psn as a probe for a receive.
- * @qp: RC queue pair
- * @psn: the PSN of a packet that takes a receive WQE (a SEND's first, a
- *	WRITE with immediate's last)
- *
- * It asks for an ACK, and nothing goes past it until that comes
- * (sroce_req_window_open()). An RNR NAK then refuses that packet alone:
- * what was sent behind it would arrive out of sequence and be dropped,
- * at every retry. For the message past the responder's credits, and for
- * the one an RNR NAK refused (a responder that gives no credits, an SRQ's
- * or rdma_rxe, is known to lack receives then).
- * Context: req_lock held.
+/*
+ * The WQE at req->next starts: it is the next message. One beyond the
+ * LSN probes: its packet that takes a receive WQE (a SEND's first, a
+ * WRITE with immediate's last) asks for an ACK, and nothing goes past it
+ * until that comes (sroce_req_window_open()). An RNR NAK then refuses
+ * that packet alone: the rest of the message, sent behind it, would
+ * arrive out of sequence and be dropped, at every retry.
  */
-void sroce_req_probe_at(struct sroce_qp *qp, u32 psn)
-{
-	struct sroce_req *req = &qp->req;
-
-	lockdep_assert_held(&qp->req_lock);
-	req->credit_probe = true;
-	req->credit_probe_psn = psn & SROCE_PSN_MASK;
-	req->credit_probe_end = (psn + 1) & SROCE_PSN_MASK;
-}
-
-/* The WQE at req->next starts: it is the next message. */
 static void sroce_req_credit_take(struct sroce_qp *qp,
 				  const struct sroce_send_wqe *w,
 				  const struct sroce_swqe_state *st)
@@ -190,8 +173,10 @@ static void sroce_req_credit_take(struct sroce_qp *qp,
 	if (req->credit_unlimited || qp->ibqp.qp_type != IB_QPT_RC ||
 	    sroce_psn_cmp(req->ssn, req->lsn) <= 0)
 		return;
-	sroce_req_probe_at(qp, w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ?
-			       sroce_swqe_last_psn(st) : st->first_psn);
+	req->credit_probe = true;
+	req->credit_probe_psn = w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ?
+				sroce_swqe_last_psn(st) : st->first_psn;
+	req->credit_probe_end = (req->credit_probe_psn + 1) & SROCE_PSN_MASK;
 }
 
 /* Does the packet of @npsn PSNs from req->psn hold the probe's PSN? */

@@ -97,7 +97,6 @@ bool sroce_req_has_more(struct sroce_qp *qp);
 void sroce_req_seek(struct sroce_qp *qp, struct sroce_send_wqe *w, u32 off);
 void sroce_req_init(struct sroce_qp *qp);
 void sroce_req_credit_update(struct sroce_qp *qp, u32 aeth);
-void sroce_req_probe_at(struct sroce_qp *qp, u32 psn);
 
 /* sroce_comp.c */
 void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt);
