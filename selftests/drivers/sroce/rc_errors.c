@@ -282,21 +282,31 @@ TEST_F_TIMEOUT(rc, err_recv_too_small, T_SECS)
 	check_fresh_pair(_metadata, self);
 }
 
-/* RNR NAKs are retried (rnr_retry 7 = for ever) until a receive comes. */
-TEST_F_TIMEOUT(rc, rnr_retry_recovers, T_SECS)
+/*
+ * A SEND of @len bytes with no receive posted for @wait_us: RNR NAKs are
+ * retried (rnr_retry 7 = for ever) until the receive comes.
+ */
+static void send_after_rnr(struct __test_metadata *_metadata,
+			   rc_fixture *self, uint32_t len,
+			   useconds_t wait_us)
 {
-	struct ibv_sge rs = sge(B_, DST + 4096, 4096), ss = sge(A_, 0, 1000);
+	struct ibv_sge rs = sge(B_, DST + 4096, len), ss = sge(A_, 0, len);
 
 	ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_SEND, 0x22, &ss, 1, 0, 0, 0));
-	usleep(300000);
+	usleep(wait_us);
 	ASSERT_EQ(0, post_recv(P_->qp[1], 0x11, &rs, 1));
 	check_wc(_metadata, "SEND after RNR, requester", P_->cq[0],
 		 WANT(.wr_id = 0x22, .opcode = IBV_WC_SEND, .qp_num = QPN(P_, 0)));
 	check_wc(_metadata, "SEND after RNR, responder", P_->cq[1],
 		 WANT(.wr_id = 0x11, .opcode = IBV_WC_RECV, .qp_num = QPN(P_, 1),
-		      .check_len = true, .byte_len = 1000));
+		      .check_len = true, .byte_len = len));
 	check_landed(_metadata, "SEND after RNR", B_->buf + DST + 4096,
-		     A_->buf, 1000);
+		     A_->buf, len);
+}
+
+TEST_F_TIMEOUT(rc, rnr_retry_recovers, T_SECS)
+{
+	send_after_rnr(_metadata, self, 1000, 300000);
 }
 
 /*
@@ -311,8 +321,6 @@ TEST_F_TIMEOUT(rc, rnr_retry_recovers, T_SECS)
  */
 TEST_F_TIMEOUT(rc, rnr_probe_sends_one_packet, T_SECS)
 {
-	uint32_t len = 32 * self->mtu_bytes;
-	struct ibv_sge rs = sge(B_, DST + 4096, len), ss = sge(A_, 0, len);
 	const char *dev_b = ibv_get_device_name(B_->ctx->device);
 	long long oos = sroce_counter(dev_b, "rx_out_of_sequence");
 	long long rnr = sroce_counter(dev_b, "rnr_nak_sent");
@@ -322,16 +330,7 @@ TEST_F_TIMEOUT(rc, rnr_probe_sends_one_packet, T_SECS)
 	    sroce_counter(ibv_get_device_name(A_->ctx->device),
 			  "rx_out_of_sequence") < 0)
 		SKIP(return, "not sroce devices: no counters");
-	ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_SEND, 0x24, &ss, 1, 0, 0, 0));
-	usleep(100000);
-	ASSERT_EQ(0, post_recv(P_->qp[1], 0x14, &rs, 1));
-	check_wc(_metadata, "long SEND after RNR, requester", P_->cq[0],
-		 WANT(.wr_id = 0x24, .opcode = IBV_WC_SEND, .qp_num = QPN(P_, 0)));
-	check_wc(_metadata, "long SEND after RNR, responder", P_->cq[1],
-		 WANT(.wr_id = 0x14, .opcode = IBV_WC_RECV, .qp_num = QPN(P_, 1),
-		      .check_len = true, .byte_len = len));
-	check_landed(_metadata, "long SEND after RNR", B_->buf + DST + 4096,
-		     A_->buf, len);
+	send_after_rnr(_metadata, self, 32 * self->mtu_bytes, 100000);
 	EXPECT_LT(rnr, sroce_counter(dev_b, "rnr_nak_sent"));
 	EXPECT_EQ(oos, sroce_counter(dev_b, "rx_out_of_sequence"));
 }
