@@ -150,13 +150,14 @@ sr_check "every CPU busy: doorbells took over" \
 # the QP backs off (sq_poll_backoff) to one try in 64 drains and no
 # further, since a CPU busy for a moment says nothing about later (before,
 # it reached one try in 16384 within half a second); past the grace it
-# backs off further. Once the CPUs are free the stream is polled again.
-# The loops run at nice 19: they take the poller's CPU all the same, and
-# leave this script's sampling on time. They start before the stream and
-# are stopped at once: continued, they take their CPUs in an instant,
-# where a loop still starting (its program read from disk) would leave
-# the CPU idle for moments, and a poller that had it to itself but found
-# the window closed backs off further by design. Samples are placed
+# backs off further. The cap holds for every fruitless poll, one that
+# found its window closed in a moment the loop left the CPU as well (that
+# one went past 6 before: a CI run read 7). Once the CPUs are free the
+# stream is polled again. The loops run at nice 19: they take the
+# poller's CPU all the same, and leave this script's sampling on time.
+# They start before the stream and are stopped at once: continued, they
+# take their CPUs in an instant, where a loop still starting (its program
+# read from disk) would leave the CPU idle for moments. Samples are placed
 # against the last read of sq_polled before one that saw it grow, the
 # grace's earliest start; a run with no sample inside the grace (a slow
 # machine) is tried again. Under TCG every program this script starts

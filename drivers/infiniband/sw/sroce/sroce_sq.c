@@ -206,15 +206,17 @@ MODULE_PARM_DESC(sq_poll_us, "Microseconds a user QP's drained send ring is poll
 /* A QP whose polls keep saving nothing tries once in 2^this drains. */
 #define SROCE_SQ_POLL_MAX_BACKOFF	14
 /*
- * Soon after a poll took posts, the backoff of polls that found their CPU
- * taken stops here: a CPU busy for a moment says nothing about later. A
- * short task (a shell's fork) would otherwise leave a stream on doorbells
- * for up to 16384 drains after it ended: beside a shell loop forking
- * every 200 ms, a quarter of a 64 B WRITE stream's posts rang, and it ran
- * 40 % slower than alone. Past the grace, or with no poll ever fruitful
- * (a receiver busy polling on the only other CPU), the backoff goes on
- * growing: waking a poller that yields at once every 64 drains cost such
- * a 64 B SEND stream 14 %.
+ * Soon after a poll took posts, the backoff of polls that took nothing
+ * stops here: a CPU busy for a moment, or a stream that paused, says
+ * little about later. A short task (a shell's fork) would otherwise leave
+ * a stream on doorbells for up to 16384 drains after it ended: beside a
+ * shell loop forking every 200 ms, a quarter of a 64 B WRITE stream's
+ * posts rang, and it ran 40 % slower than alone. Whether a fruitless
+ * session yielded or found its window closed is a race with the tasks
+ * that take the CPU, so the cap holds for both. Past the grace, or with
+ * no poll ever fruitful (a receiver busy polling on the only other CPU),
+ * the backoff goes on growing: waking a poller that yields at once every
+ * 64 drains cost such a 64 B SEND stream 14 %.
  */
 #define SROCE_SQ_POLL_YIELD_MAX_BACKOFF	6
 #define SROCE_SQ_POLL_YIELD_GRACE_NS	(2 * NSEC_PER_SEC)
@@ -422,7 +424,7 @@ static void sroce_sq_poll_end(struct sroce_qp *qp, bool fruitful,
 		req->poll_backoff = 0;
 	} else if (req->poll_backoff < SROCE_SQ_POLL_YIELD_MAX_BACKOFF ||
 		   (req->poll_backoff < SROCE_SQ_POLL_MAX_BACKOFF &&
-		    (!yielded || sroce_sq_poll_grace_over(req)))) {
+		    sroce_sq_poll_grace_over(req))) {
 		req->poll_backoff++;
 	}
 	if (!fruitful || yielded)
