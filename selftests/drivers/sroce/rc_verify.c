@@ -14,7 +14,8 @@
  *   rc_verify server DEV GID_INDEX [PORT]
  *   rc_verify client DEV GID_INDEX SERVER_IP [PORT]
  *
- * Exit status 0 when every check held on both sides, 1 otherwise.
+ * Exit status 0 when every check held on both sides, 1 otherwise. The QP's
+ * local ACK timeout is 14 (67 ms), or SROCE_VERIFY_TIMEOUT (0 to 31).
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -233,10 +234,12 @@ static int setup(const char *dev, int gidx, struct peer_info *me)
 static int connect_qp(int gidx, const struct peer_info *me,
 		      const struct peer_info *p)
 {
+	const char *timeout = getenv("SROCE_VERIFY_TIMEOUT");
 	struct sroce_rc_path path = {
 		.sgid_index = gidx, .dest_qpn = p->qpn, .rq_psn = p->psn,
 		.sq_psn = me->psn, .mtu = me->mtu < p->mtu ? me->mtu : p->mtu,
-		.rd_atomic = 4, .timeout = 14, .retry = 7, .hop_limit = 64,
+		.rd_atomic = 4, .timeout = timeout ? atoi(timeout) & 31 : 14,
+		.retry = 7, .hop_limit = 64,
 	};
 
 	memcpy(path.dgid.raw, p->gid, 16);
