@@ -22,6 +22,11 @@
  * unacknowledged PSN instead (see sroce_comp_probe()); if the NAK itself
  * was lost, only the timeout helps. Any peer handles a resent packet, so
  * this needs nothing of it.
+ *
+ * After a timeout only the oldest unacknowledged packet goes, until it is
+ * answered, as TCP starts again from one segment: the responder's answer
+ * to it (an ACK for all it has, if it had the packet) moves the send
+ * position past what arrived before, and only what is missing goes again.
  */
 #include "sroce_sq.h"
 #include "sroce_hdr.h"
@@ -50,34 +55,39 @@ static const u32 sroce_rnr_usec[32] = {
 };
 
 /*
- * Resend from PSN @psn, for @cause: go back to the WQE and packet holding
- * it. A read is asked again from @psn, its first response still missing.
- * A round trip being timed no longer can be: its answer may be the
- * resend's (Karn's rule). False when no WQE sent holds @psn.
+ * Move the send position to PSN @psn, held by one of the WQEs from head
+ * up to @end: to the packet holding it, a read or atomic to its first
+ * response still missing. With @end at req->started, @psn may also be
+ * req->high_psn, where the first sends go on. It never passes a WQE that
+ * failed its checks: that one fails the queue once it is the oldest.
+ * False when no WQE there holds @psn.
  */
-static bool sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
-			      enum sroce_retx_cause cause)
+static bool sroce_comp_seek(struct sroce_qp *qp, u32 psn, u32 end)
 {
 	struct sroce_req *req = &qp->req;
-	u32 end = req->off ? req->next + 1 : req->next;
-	struct sroce_swqe_state *st;
-	struct sroce_send_wqe *w;
-	u32 i, rd = 0, k;
+	struct sroce_swqe_state *st = NULL;
+	struct sroce_send_wqe *w = NULL;
+	u32 i, rd = 0, k = 0;
 
 	for (i = req->head; i != end; i++) {
 		st = sroce_sst(qp, i);
 		w = sroce_swqe(qp, i);
+		if (st->status != IB_WC_SUCCESS)
+			break;
 		k = (psn - st->first_psn) & SROCE_PSN_MASK;
 		if (k < st->npsn)
 			break;
 		if (sroce_op_is_rdatomic(w->opcode))
 			rd++;
 	}
-	if (i == end)
-		return false;
-	req->rtt_start_ns = 0;
-	if (sroce_op_is_rdatomic(w->opcode)) {
-		/* Asked again from the first response still missing. */
+	if (i == end) {
+		if (end != req->started || psn != req->high_psn)
+			return false;
+		req->off = 0;
+		req->psn = psn;
+	} else if (st->status != IB_WC_SUCCESS ||
+		   sroce_op_is_rdatomic(w->opcode)) {
+		/* A read or atomic asked again from its first one missing. */
 		req->off = 0;
 		req->psn = st->first_psn;
 	} else {
@@ -87,10 +97,51 @@ static bool sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
 	}
 	req->next = i;
 	req->rd_pending = rd;
+	return true;
+}
+
+/*
+ * Resend from PSN @psn, for @cause: go back, never forward, to the WQE and
+ * packet holding it. A round trip being timed no longer can be: its answer
+ * may be the resend's (Karn's rule). Any cause but a timeout ends the
+ * timeout's hold: the responder answered. False when no WQE sent holds
+ * @psn.
+ */
+static bool sroce_comp_rewind(struct sroce_qp *qp, u32 psn,
+			      enum sroce_retx_cause cause)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe_state *st;
+
+	if (!sroce_comp_seek(qp, psn, req->off ? req->next + 1 : req->next))
+		return false;
+	req->rtt_start_ns = 0;
 	req->since_ackreq = 0;
-	trace_sroce_retransmit(&qp->ibqp, sroce_op_is_rdatomic(w->opcode) ?
+	req->rto_hold = false;
+	st = sroce_sst(qp, req->next);
+	trace_sroce_retransmit(&qp->ibqp,
+			       sroce_op_is_rdatomic(sroce_swqe(qp, req->next)->opcode) ?
 			       sroce_read_next_psn(qp, st) : psn, cause);
 	return true;
+}
+
+/*
+ * An answer may acknowledge PSNs from the send position on (@apsn, the
+ * last one it covers): a resend, after a timeout, drew the responder's
+ * answer for all it had from before the rewind. Go on past them instead
+ * of sending them again, one duplicate each, which on a link that loses
+ * every Nth packet can lose the same one at every try.
+ */
+static void sroce_comp_skip_acked(struct sroce_qp *qp, u32 apsn)
+{
+	struct sroce_req *req = &qp->req;
+	u32 from = req->psn;
+
+	if (sroce_psn_cmp(apsn, req->psn) < 0)
+		return;
+	if (sroce_comp_seek(qp, (apsn + 1) & SROCE_PSN_MASK, req->started) &&
+	    sroce_psn_cmp(req->psn, from) > 0)
+		sroce_qp_count(qp, SROCE_CNT_ACK_PAST_RESEND);
 }
 
 /*
@@ -120,6 +171,7 @@ static void sroce_comp_advance_una(struct sroce_qp *qp, u32 una)
 	req->retry_left = qp->attr.retry_cnt;
 	req->rnr_left = qp->attr.rnr_retry;
 	req->stalled_ns = 0;
+	req->rto_hold = false;
 	if (req->probed) {
 		/*
 		 * The timeout armed after the probe would outlast this tail:
@@ -258,15 +310,19 @@ static void sroce_comp_aeth(struct sroce_qp *qp, u32 psn, u8 syn)
 {
 	u8 val = syn & SROCE_AETH_VAL_MASK;
 
+	/* An ACK covers @psn, a NAK the PSNs before it. */
 	switch (syn & SROCE_AETH_KIND_MASK) {
 	case SROCE_AETH_ACK:
+		sroce_comp_skip_acked(qp, psn);
 		sroce_comp_ack_upto(qp, psn);
 		break;
 	case SROCE_AETH_RNR_NAK:
+		sroce_comp_skip_acked(qp, psn - 1);
 		sroce_comp_ack_upto(qp, psn - 1);
 		sroce_comp_rnr(qp, psn, val);
 		break;
 	case SROCE_AETH_NAK:
+		sroce_comp_skip_acked(qp, psn - 1);
 		sroce_comp_ack_upto(qp, psn - 1);
 		if (val == SROCE_NAK_PSN_SEQ) {
 			sroce_qp_count(qp, SROCE_CNT_SEQ_NAK_RCVD);
@@ -556,8 +612,12 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_QP_STATE, pkt);
 		goto out;
 	}
-	/* Only PSNs sent and not yet acknowledged mean anything. */
-	if (sroce_psn_cmp(pkt->psn, req->psn) >= 0 ||
+	/*
+	 * Only PSNs sent and not yet acknowledged mean anything. An ACK
+	 * may answer for packets sent before a rewind, past req->psn.
+	 */
+	if (sroce_psn_cmp(pkt->psn, op == SROCE_OP_ACKNOWLEDGE ?
+			  req->high_psn : req->psn) >= 0 ||
 	    sroce_psn_cmp(pkt->psn, req->una - 1) < 0) {
 		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_STALE, pkt);
 		goto out;
@@ -658,7 +718,18 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 	} else {
 		req->retry_left--;
 		sroce_qp_count(qp, SROCE_CNT_RETRANSMIT_TIMEOUT);
-		sroce_comp_rewind(qp, req->una, SROCE_RETX_TIMEOUT);
+		/*
+		 * One packet, asking for an ACK, until it is answered (as TCP
+		 * starts again from one segment): the whole window again would
+		 * meet a loss that repeats every Nth packet at the same place
+		 * whenever it is a multiple of N long, every try. The answer
+		 * says what the responder has (sroce_comp_skip_acked()).
+		 */
+		if (sroce_comp_rewind(qp, req->una, SROCE_RETX_TIMEOUT)) {
+			req->rto_hold = true;
+			req->rto_sent = false;
+			req->probe_ackreq = true;
+		}
 	}
 progress:
 	sroce_sq_progress_bh(qp);

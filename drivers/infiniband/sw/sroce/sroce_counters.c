@@ -52,6 +52,7 @@ static const struct rdma_stat_desc sroce_counter_descs[] = {
 	[SROCE_CNT_TX_TRAINS].name = "tx_trains",
 	[SROCE_CNT_SQ_HANDOFF].name = "sq_handoff",
 	[SROCE_CNT_SQ_HANDOFF_LATE].name = "sq_handoff_late",
+	[SROCE_CNT_ACK_PAST_RESEND].name = "ack_past_resend",
 	[SROCE_CNT_PORT_EVENTS].name = "port_events",
 };
 

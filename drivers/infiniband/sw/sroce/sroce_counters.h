@@ -89,6 +89,9 @@
  *	streaming to a QP of the same device (sroce_sq_doorbell())
  * @SROCE_CNT_SQ_HANDOFF_LATE: times a handed-off stream sent nothing for
  *	50 ms (its worker's CPU taken) and the poster's CPU sent instead
+ * @SROCE_CNT_ACK_PAST_RESEND: ACKs that acknowledged packets a resend was
+ *	about to send again (the responder had them): sending went on past
+ *	them (sroce_comp_skip_acked())
  * @SROCE_NUM_COUNTERS: number of counters
  */
 enum sroce_counter {
@@ -139,6 +142,7 @@ enum sroce_counter {
 	SROCE_CNT_TX_TRAINS,
 	SROCE_CNT_SQ_HANDOFF,
 	SROCE_CNT_SQ_HANDOFF_LATE,
+	SROCE_CNT_ACK_PAST_RESEND,
 	SROCE_NUM_COUNTERS
 };
 

@@ -70,6 +70,10 @@ struct sroce_tx_train {
  *	requester not at a tail; at the timeout the probe gives way to it
  * @probe_ackreq: the next packet is the probe: it asks for an ACK
  * @probed: the tail had its chance of a probe since @una last moved
+ * @rto_hold: a retransmission timeout went back to @una: once one packet
+ *	went (@rto_sent), no more until an answer moves @una or makes the
+ *	requester go back for another cause (sroce_comp_timer())
+ * @rto_sent: that packet went
  * @nak_recovery: resending after a sequence NAK for @nak_psn, which the
  *	responder has not yet taken: it drops what comes after it unanswered
  * @nak_psn: that PSN
@@ -151,6 +155,8 @@ struct sroce_req {
 	u64 stalled_ns;
 	bool probe_ackreq;
 	bool probed;
+	bool rto_hold;
+	bool rto_sent;
 	bool nak_recovery;
 	u32 nak_psn;
 	u32 srtt_ns;

@@ -413,6 +413,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 		}
 	}
 	req->probe_ackreq = false;
+	req->rto_sent = req->rto_hold;
 	req->since_ackreq = ackreq ? 0 : req->since_ackreq + npsn;
 	if (rdatomic) {
 		req->psn = (st->first_psn + st->npsn) & SROCE_PSN_MASK;
@@ -472,9 +473,9 @@ static bool sroce_req_local(struct sroce_qp *qp, struct sroce_send_wqe *w,
 }
 
 /*
- * May the WQE @w at req->next start or go on, as far as the window,
- * credits, the read/atomic limit and fences go (not the pacer, nor the
- * queues below)?
+ * May the WQE @w at req->next start or go on, as far as the window (one
+ * packet after a timeout, see sroce_comp_timer()), credits, the
+ * read/atomic limit and fences go (not the pacer, nor the queues below)?
  */
 static bool sroce_req_window_open(struct sroce_qp *qp,
 				  const struct sroce_send_wqe *w)
@@ -482,7 +483,8 @@ static bool sroce_req_window_open(struct sroce_qp *qp,
 	struct sroce_req *req = &qp->req;
 	u32 max_rd = max_t(u32, qp->attr.max_rd_atomic, 1);
 
-	if (sroce_psn_cmp(req->psn, req->una + SROCE_TX_WINDOW) >= 0)
+	if (sroce_psn_cmp(req->psn, req->una + SROCE_TX_WINDOW) >= 0 ||
+	    (req->rto_hold && req->rto_sent))
 		return false;
 	/*
 	 * With nothing unacknowledged, no ACK is coming to move the limit: a
@@ -622,6 +624,7 @@ void sroce_req_init(struct sroce_qp *qp)
 	req->timer_probe = false;
 	req->probe_ackreq = false;
 	req->probed = false;
+	req->rto_hold = false;
 	req->stalled_ns = 0;
 	req->nak_recovery = false;
 	req->srtt_ns = 0;
