@@ -282,21 +282,57 @@ TEST_F_TIMEOUT(rc, err_recv_too_small, T_SECS)
 	check_fresh_pair(_metadata, self);
 }
 
-/* RNR NAKs are retried (rnr_retry 7 = for ever) until a receive comes. */
-TEST_F_TIMEOUT(rc, rnr_retry_recovers, T_SECS)
+/*
+ * A SEND of @len bytes with no receive posted for @wait_us: RNR NAKs are
+ * retried (rnr_retry 7 = for ever) until the receive comes.
+ */
+static void send_after_rnr(struct __test_metadata *_metadata,
+			   rc_fixture *self, uint32_t len,
+			   useconds_t wait_us)
 {
-	struct ibv_sge rs = sge(B_, DST + 4096, 4096), ss = sge(A_, 0, 1000);
+	struct ibv_sge rs = sge(B_, DST + 4096, len), ss = sge(A_, 0, len);
 
 	ASSERT_EQ(0, post_op(P_->qp[0], IBV_WR_SEND, 0x22, &ss, 1, 0, 0, 0));
-	usleep(300000);
+	usleep(wait_us);
 	ASSERT_EQ(0, post_recv(P_->qp[1], 0x11, &rs, 1));
 	check_wc(_metadata, "SEND after RNR, requester", P_->cq[0],
 		 WANT(.wr_id = 0x22, .opcode = IBV_WC_SEND, .qp_num = QPN(P_, 0)));
 	check_wc(_metadata, "SEND after RNR, responder", P_->cq[1],
 		 WANT(.wr_id = 0x11, .opcode = IBV_WC_RECV, .qp_num = QPN(P_, 1),
-		      .check_len = true, .byte_len = 1000));
+		      .check_len = true, .byte_len = len));
 	check_landed(_metadata, "SEND after RNR", B_->buf + DST + 4096,
-		     A_->buf, 1000);
+		     A_->buf, len);
+}
+
+TEST_F_TIMEOUT(rc, rnr_retry_recovers, T_SECS)
+{
+	send_after_rnr(_metadata, self, 1000, 300000);
+}
+
+/*
+ * A SEND beyond the responder's credits (the first one is: no ACK gave
+ * any yet) only probes for a receive WQE: with none posted, each RNR NAK
+ * refuses its first packet alone. The packets of the rest of the message,
+ * sent behind it, would arrive out of sequence and be dropped, with every
+ * retry. Counted on sroce devices only. Only two devices can tell: in
+ * loopback the message goes as one unit (path MTU 1024) or two, and the
+ * NAK is back before a second is built, so nothing went behind it even
+ * without the rule.
+ */
+TEST_F_TIMEOUT(rc, rnr_probe_sends_one_packet, T_SECS)
+{
+	const char *dev_b = ibv_get_device_name(B_->ctx->device);
+	long long oos = sroce_counter(dev_b, "rx_out_of_sequence");
+	long long rnr = sroce_counter(dev_b, "rnr_nak_sent");
+
+	/* An rdma_rxe requester knows no credits and sends it whole. */
+	if (oos < 0 || rnr < 0 ||
+	    sroce_counter(ibv_get_device_name(A_->ctx->device),
+			  "rx_out_of_sequence") < 0)
+		SKIP(return, "not sroce devices: no counters");
+	send_after_rnr(_metadata, self, 32 * self->mtu_bytes, 100000);
+	EXPECT_LT(rnr, sroce_counter(dev_b, "rnr_nak_sent"));
+	EXPECT_EQ(oos, sroce_counter(dev_b, "rx_out_of_sequence"));
 }
 
 /*

@@ -184,6 +184,9 @@ static void sroce_comp_advance_una(struct sroce_qp *qp, u32 una)
 	}
 	if (req->nak_recovery && sroce_psn_cmp(req->una, req->nak_psn) > 0)
 		req->nak_recovery = false;
+	if (req->credit_probe &&
+	    sroce_psn_cmp(req->una, req->credit_probe_psn) > 0)
+		req->credit_probe = false;
 	if (req->rtt_start_ns && sroce_psn_cmp(req->una, req->rtt_psn) > 0) {
 		/* Seconds would mean a peer that lost it: no sample. */
 		u64 rtt = ktime_get_ns() - req->rtt_start_ns;

@@ -96,6 +96,12 @@ struct sroce_tx_train {
  * @credit_unlimited: the responder gave no credit count (an SRQ, rdma_rxe):
  *	@lsn no longer holds anything back
  * @credit_wait: held back by @lsn since it last moved (counted once)
+ * @credit_probe: a message started beyond @lsn: nothing goes from
+ *	@credit_probe_end on until @credit_probe_psn, the PSN of its packet
+ *	that takes a receive WQE, is acknowledged
+ * @credit_probe_psn: that PSN
+ * @credit_probe_end: the PSN after the packet that last carried it (a
+ *	unit of several PSNs in loopback), or after it before it first went
  * @polling: a poll session is on: the QP is on the poll list of @poller,
  *	@poll_cpu's (sroce_sq.c)
  * @poll_watching: the poller runs, on a CPU it has to itself, and watches
@@ -173,6 +179,9 @@ struct sroce_req {
 	u32 lsn;
 	bool credit_unlimited;
 	bool credit_wait;
+	bool credit_probe;
+	u32 credit_probe_psn;
+	u32 credit_probe_end;
 	bool polling;
 	bool poll_watching;
 	u8 poll_backoff;

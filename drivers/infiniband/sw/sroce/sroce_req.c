@@ -151,14 +151,40 @@ static bool sroce_req_credit_ok(struct sroce_qp *qp, u32 idx)
 	       sroce_psn_cmp(req->ssn + 1, req->lsn + 1) <= 0;
 }
 
-/* The WQE at req->next starts: it is the next message. */
-static void sroce_req_credit_take(struct sroce_qp *qp, u32 op)
+/*
+ * The WQE at req->next starts: it is the next message. One beyond the
+ * LSN probes: its packet that takes a receive WQE (a SEND's first, a
+ * WRITE with immediate's last) asks for an ACK, and nothing goes past it
+ * until that comes (sroce_req_window_open()). An RNR NAK then refuses
+ * that packet alone: the rest of the message, sent behind it, would
+ * arrive out of sequence and be dropped, at every retry.
+ */
+static void sroce_req_credit_take(struct sroce_qp *qp,
+				  const struct sroce_send_wqe *w,
+				  const struct sroce_swqe_state *st)
 {
 	struct sroce_req *req = &qp->req;
 
 	req->ssn = (req->ssn + 1) & SROCE_AETH_MSN_MASK;
-	if (!sroce_op_takes_recv(op))
+	if (!sroce_op_takes_recv(w->opcode)) {
 		req->lsn = (req->lsn + 1) & SROCE_AETH_MSN_MASK;
+		return;
+	}
+	if (req->credit_unlimited || qp->ibqp.qp_type != IB_QPT_RC ||
+	    sroce_psn_cmp(req->ssn, req->lsn) <= 0)
+		return;
+	req->credit_probe = true;
+	req->credit_probe_psn = w->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM ?
+				sroce_swqe_last_psn(st) : st->first_psn;
+	req->credit_probe_end = (req->credit_probe_psn + 1) & SROCE_PSN_MASK;
+}
+
+/* Does the packet of @npsn PSNs from req->psn hold the probe's PSN? */
+static bool sroce_req_sends_probe(const struct sroce_req *req, u32 npsn)
+{
+	return req->credit_probe &&
+	       sroce_psn_cmp(req->credit_probe_psn, req->psn) >= 0 &&
+	       sroce_psn_cmp(req->credit_probe_psn, req->psn + npsn) < 0;
 }
 
 /**
@@ -247,6 +273,7 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 	struct sroce_swqe_state *st = sroce_sst(qp, req->next);
 	u32 op = w->opcode, plen = 0, ext_len = 0, npsn = 1;
 	bool first = req->off == 0, last = true, ackreq = false, se;
+	bool probe = false;
 	bool rdatomic = sroce_op_is_rdatomic(op);
 	bool imm = op == IB_UVERBS_WR_SEND_WITH_IMM ||
 		   op == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
@@ -294,9 +321,10 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 			ext_len += SROCE_RETH_BYTES;
 		if ((imm || inv) && last)
 			ext_len += SROCE_IMMDT_BYTES;
+		probe = sroce_req_sends_probe(req, npsn);
 		/* UC has no acknowledgments to ask for. */
 		ackreq = !uc &&
-			 (req->probe_ackreq ||
+			 (req->probe_ackreq || probe ||
 			  req->since_ackreq + npsn >= SROCE_ACKREQ_EVERY ||
 			  (last && (qp->sq_sig_all ||
 				    (w->send_flags & SROCE_SEND_F_SIGNALED) ||
@@ -412,6 +440,13 @@ static int sroce_req_build_packet(struct sroce_qp *qp, bool may_zcopy,
 			req->rtt_start_ns = ktime_get_ns();
 		}
 	}
+	/*
+	 * The hold ends after the widest packet that carried the probe's
+	 * PSN: a tail-loss probe resends the last PSN of a unit alone, and
+	 * the ACK of a whole unit is taken only up to the PSN sent last.
+	 */
+	if (probe && sroce_psn_cmp(req->psn + npsn, req->credit_probe_end) > 0)
+		req->credit_probe_end = (req->psn + npsn) & SROCE_PSN_MASK;
 	req->probe_ackreq = false;
 	req->rto_sent = req->rto_hold;
 	req->since_ackreq = ackreq ? 0 : req->since_ackreq + npsn;
@@ -498,6 +533,13 @@ static bool sroce_req_window_open(struct sroce_qp *qp,
 		}
 		return false;
 	}
+	/*
+	 * Nothing past a probe until it found a receive; after the credit
+	 * check, so that a message credits hold back counts as a wait.
+	 */
+	if (req->credit_probe &&
+	    sroce_psn_cmp(req->psn, req->credit_probe_end) >= 0)
+		return false;
 	if (req->off == 0 && sroce_op_is_rdatomic(w->opcode) &&
 	    req->rd_pending >= max_rd)
 		return false;
@@ -561,7 +603,7 @@ static bool sroce_req_send_pass(struct sroce_qp *qp, int budget)
 		if (req->off == 0 && req->next == req->started) {
 			st->first_psn = req->psn;
 			req->started++;
-			sroce_req_credit_take(qp, w->opcode);
+			sroce_req_credit_take(qp, w, st);
 		}
 		err = sroce_req_send_packet(qp);
 		if (err == -ENOMEM)
@@ -637,4 +679,5 @@ void sroce_req_init(struct sroce_qp *qp)
 	req->lsn = 0;
 	req->credit_unlimited = false;
 	req->credit_wait = false;
+	req->credit_probe = false;
 }
