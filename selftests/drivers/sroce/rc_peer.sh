@@ -14,6 +14,8 @@
 # the responder executed is answered again (a read also in part, from a
 # later PSN); a forged one - another PSN, opcode, key or range - is
 # dropped and counted, and neither fails the QP nor redoes an atomic.
+# Answers to the target's own SENDs: an RNR NAK for a PSN acknowledged
+# already is dropped as stale, not taken for an RNR NAK.
 # UC: a request the responder cannot execute (bad rkey, a SEND longer
 # than the receive) is dropped with its message and counted; the QP stays
 # in RTS and the receive WQE serves the next message. A WQE kept that way
@@ -206,6 +208,62 @@ expect "a READ's response (PSN 7) counts it in its MSN" \
 	"$READ_RESP_ONLY 7 $CR31 64 7" "$QPN" 7 $READ "$(reth "$VA" "$RKEY" 64)" 0
 MSN=
 sr_check "QP in RTS at the end" state_is "$IDX" $QPS_RTS
+
+# Answers to the target's own requests. An ACK covers its PSN; a NAK
+# names a packet not yet acknowledged, so an RNR NAK for a PSN acknowledged
+# already (one that came late, behind the ACK) is stale: taken, it cost an
+# RNR retry and restarted the QP's timer as an RNR wait, which could leave
+# a packet in flight untimed.
+# sent_one: wait (up to 2 s) until $DEV sent more packets than $sent,
+# then $sent is their count; false if it did not.
+sent_one() {
+	local i n
+	for ((i = 0; i < 40; i++)); do
+		n=$(sr_counter "$DEV" tx_roce_packets)
+		[ "$n" -gt "$sent" ] && sent=$n && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# answer PSN AETH_HEX: an ACKNOWLEDGE to the target's QP, no answer back.
+answer() {
+	sr_pkt "$B" "$MAC" "$PEER4" "$IP4" --qpn "$QPN" --psn "$1" \
+		--opcode $ACK --ext "$2" --payload 0 >/dev/null
+}
+# one_send_done: wait (up to 2 s) for a completion; true when it is one
+# successful SEND's (status 0, opcode 0).
+one_send_done() {
+	for _ in $(seq 40); do
+		got=$(tgt cqes "$IDX")
+		[ "$got" != "cqes $IDX 0" ] && break
+		sleep 0.05
+	done
+	[[ $got == "cqes $IDX 1 0:0:"* ]]
+}
+new_qp 0 "$LW" || sr_fail "a QP that sends"
+sent=$(sr_counter "$DEV" tx_roce_packets)
+got=$(tgt send "$IDX" 64)
+sent_one || got="$got, not sent"
+sr_check "the target's first SEND (PSN 0) went ($got)" \
+	test "$got" = "send $IDX 0"
+answer 0 1f000001
+sr_check "its ACK completed it" one_send_done
+got=$(tgt send "$IDX" 64)
+sent_one || got="$got, not sent"
+sr_check "the second SEND (PSN 1) went ($got)" test "$got" = "send $IDX 0"
+stale0=$(sr_counter "$DEV" rx_drop_stale_response)
+rnr0=$(sr_counter "$DEV" rnr_nak_received)
+answer 0 21000001
+for _ in $(seq 40); do
+	[ "$(sr_counter "$DEV" rx_drop_stale_response)" != "$stale0" ] && break
+	sleep 0.05
+done
+sr_check "an RNR NAK for PSN 0, acknowledged, dropped as stale" \
+	test "$(( $(sr_counter "$DEV" rx_drop_stale_response) - stale0 ))" = 1
+sr_check "and not taken for an RNR NAK" \
+	test "$(sr_counter "$DEV" rnr_nak_received)" = "$rnr0"
+answer 1 1f000002
+sr_check "the second SEND's ACK completed it" one_send_done
 
 # UC: no answers to wait for.
 WAIT=0.2

@@ -18,6 +18,9 @@
  *   state IDX         -> "state IDX IBV_QPS_*"
  *   mem IDX OFF LEN   -> "mem IDX HEX"
  *   cqes IDX          -> "cqes IDX N STATUS..." (drains the QP's CQ)
+ *   send IDX LEN      -> "send IDX RC": posts a signaled SEND of the
+ *                        region's first LEN bytes, for the peer to
+ *                        answer (or not)
  *   error IDX         -> "error IDX RC" (moves the QP to the error state)
  *   destroy IDX       -> "destroyed IDX RC"
  *   guards            -> "guards ok", or "guards bad IDX" for the first QP
@@ -188,6 +191,21 @@ static void answer_cqes(int idx, struct target *x)
 	printf("cqes %d %d%s\n", idx, total, out);
 }
 
+static int post_send(struct target *x, int len)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)x->buf, .length = len, .lkey = x->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (len < 0 || len > REGION_LEN)
+		return EINVAL;
+	return ibv_post_send(x->qp, &wr, &bad);
+}
+
 static void answer_destroy(int idx, struct target *x)
 {
 	int err;
@@ -239,6 +257,8 @@ static void answer(char *line)
 		answer_mem(v[0], x, v[1], v[2]);
 	else if (!strcmp(verb, "cqes"))
 		answer_cqes(v[0], x);
+	else if (!strcmp(verb, "send"))
+		printf("send %d %d\n", v[0], post_send(x, v[1]));
 	else if (!strcmp(verb, "error"))
 		printf("error %d %d\n", v[0],
 		       ibv_modify_qp(x->qp, &(struct ibv_qp_attr){

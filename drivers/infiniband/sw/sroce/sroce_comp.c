@@ -607,27 +607,31 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_req *req = &qp->req;
 	u8 op = pkt->opcode & SROCE_OP_MASK;
-	bool used = true;
-	__be32 aeth;
+	bool used = true, nak;
+	__be32 aeth = 0;
 
 	spin_lock_bh(&qp->req_lock);
 	if (sroce_qp_state(qp) != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
 		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_QP_STATE, pkt);
 		goto out;
 	}
+	if (op != SROCE_OP_READ_RESPONSE_MIDDLE)
+		memcpy(&aeth, pkt->hdr + SROCE_BTH_BYTES, sizeof(aeth));
 	/*
-	 * Only PSNs sent and not yet acknowledged mean anything. An ACK
-	 * may answer for packets sent before a rewind, past req->psn.
+	 * Only PSNs sent and not yet acknowledged mean anything: an ACK may
+	 * repeat the last one acknowledged, or answer for packets sent
+	 * before a rewind, past req->psn; a NAK names one not acknowledged.
 	 */
+	nak = op == SROCE_OP_ACKNOWLEDGE &&
+	      ((be32_to_cpu(aeth) >> SROCE_AETH_SYN_SHIFT) &
+	       SROCE_AETH_KIND_MASK) != SROCE_AETH_ACK;
 	if (sroce_psn_cmp(pkt->psn, op == SROCE_OP_ACKNOWLEDGE ?
 			  req->high_psn : req->psn) >= 0 ||
-	    sroce_psn_cmp(pkt->psn, req->una - 1) < 0) {
+	    sroce_psn_cmp(pkt->psn, nak ? req->una : req->una - 1) < 0) {
 		sroce_qp_rx_drop(qp, SROCE_CNT_RX_DROP_STALE, pkt);
 		goto out;
 	}
 
-	if (op != SROCE_OP_READ_RESPONSE_MIDDLE)
-		memcpy(&aeth, pkt->hdr + SROCE_BTH_BYTES, sizeof(aeth));
 	switch (op) {
 	case SROCE_OP_ACKNOWLEDGE:
 		sroce_comp_aeth(qp, pkt->psn,
@@ -736,6 +740,9 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 	}
 progress:
 	sroce_sq_progress_bh(qp);
+	/* Nothing sent (a closed window): still, what is out is timed. */
+	if (req->una != req->psn)
+		sroce_req_arm_timer(qp);
 out:
 	spin_unlock_bh(&qp->req_lock);
 	return HRTIMER_NORESTART;
