@@ -34,13 +34,7 @@ LOGS=$(mktemp -d)
 sr_on_exit "rm -rf $LOGS"
 sr_on_exit "echo $(cat "$PARAM") >$PARAM"
 sr_sroce_ns_pair
-# rdma_rxe takes the near end: it listens in init_net only.
-rdma link del "$DA"
-DA=rxe_c$SR_TAG
-if ! sr_link_add "$DA" "$A" rxe; then
-	sr_fail "rdma link add $DA type rxe netdev $A"
-	sr_done
-fi
+sr_rxe_near "rxe_c$SR_TAG" || sr_done
 if ! GA=$(sr_gid_index "$DA" "$IP4") || ! GB=$(sr_gid_index "$DB" "$PEER4")
 then
 	sr_fail "GIDs of $IP4 and $PEER4"

@@ -750,6 +750,35 @@ sr_sroce_ns_pair() {
 		sr_fail "rdma link add $DB on $B in $NS"
 }
 
+# sr_roce_egress_filter DEV NETNS SELECTOR ACTION...: a prio qdisc at
+# DEV's egress (in NETNS; here when empty) whose u32 filter applies ACTION
+# to the RoCEv2 packets (UDP to 4791) SELECTOR matches: one u32 match in
+# one word, its offset from the IPv4 header (the BTH begins at 28, after
+# 20 bytes of IPv4 and 8 of UDP; "u8 0x11 0xff at 28": an RC
+# Acknowledge). Gone with `tc qdisc del dev DEV root`.
+sr_roce_egress_filter() {
+	local dev=$1 sel=$3
+	local -a x=()
+	[ -n "$2" ] && x=(ip netns exec "$2")
+	shift 3
+	# shellcheck disable=SC2086 # the selector's words
+	"${x[@]}" tc qdisc add dev "$dev" root handle 1: prio &&
+		"${x[@]}" tc filter add dev "$dev" parent 1: protocol ip prio 1 \
+			u32 match ip protocol 17 0xff match ip dport 4791 0xffff \
+			match $sel "$@"
+}
+
+# sr_rxe_near NAME: after sr_sroce_ns_pair and sr_require_rxe, rdma_rxe
+# named NAME takes the near end ($A) in $DA's place (it listens in init_net
+# only); DA becomes NAME. False, the test failed, when it cannot be added.
+sr_rxe_near() {
+	rdma link del "$DA"
+	DA=$1
+	sr_link_add "$DA" "$A" rxe && return 0
+	sr_fail "rdma link add $DA type rxe netdev $A"
+	return 1
+}
+
 # sr_nvmeof_require: skip unless nvme-cli, nvmet-rdma, nvme-rdma, the nvmet
 # configfs and a RAM disk (/dev/ram0) are there.
 sr_nvmeof_require() {

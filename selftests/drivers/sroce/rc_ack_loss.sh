@@ -42,32 +42,24 @@ fi
 C=(retransmit_timeout tlp_probe seq_nak_received tx_roce_packets
 	ack_past_resend)
 
-# blackout NETNS_EXEC... DEV: drop every RC Acknowledge (BTH opcode 0x11,
-# after a 20-byte IPv4 and an 8-byte UDP header) DEV sends.
-blackout() {
-	local dev=${*: -1}
-	local -a x=("${@:1:$#-1}")
-	"${x[@]}" tc qdisc add dev "$dev" root handle 1: prio &&
-		"${x[@]}" tc filter add dev "$dev" parent 1: protocol ip prio 1 \
-			u32 match ip protocol 17 0xff match ip dport 4791 0xffff \
-			match u8 0x11 0xff at 28 action drop
-}
-
 # stream TAG REQ_DEV REQ_GID RESP_DEV RESP_GID RESP_IP: ib_write_bw from
 # REQ_DEV (the client) to RESP_DEV, the server, in NS when RESP_IP is
 # PEER4, with the responder's ACKs dropped until REQ_DEV timed out twice.
 stream() {
 	local tag=$1 req=$2 sip=$6 ok=1 c i rto=0 spid cpid line again
 	local resends sns=$NS fdev=$B
-	local -a sx=(ip netns exec "$NS") cx=() fx=(ip netns exec "$NS")
+	local -a sx=(ip netns exec "$NS") cx=()
 	local -a sargs=(-d "$4" -x "$5") cargs=(-d "$2" -x "$3")
 	local -a opts=(-s "$SIZE" -n "$ITERS" -m "$MTU" -u "$TIMEOUT" -F)
 
 	if [ "$sip" != "$PEER4" ]; then
-		cx=("${sx[@]}") sx=() fx=() fdev=$A sns=
+		cx=("${sx[@]}") sx=() fdev=$A sns=
 	fi
 	sr_snap "$req" "${C[@]}"
-	if ! blackout "${fx[@]}" "$fdev"; then
+	# Every RC Acknowledge (BTH opcode 0x11) the responder (the server)
+	# sends.
+	if ! sr_roce_egress_filter "$fdev" "$sns" "u8 0x11 0xff at 28" \
+		action drop; then
 		sr_skip "no prio qdisc, u32 filter or gact action"
 	fi
 	"${sx[@]}" timeout -k 5 120 ib_write_bw "${sargs[@]}" -p "$PORT" \
@@ -81,7 +73,7 @@ stream() {
 		sleep 0.05
 		rto=$(sr_grew "$req" retransmit_timeout)
 	done
-	"${fx[@]}" tc qdisc del dev "$fdev" root
+	"${sx[@]}" tc qdisc del dev "$fdev" root
 	wait "$cpid" || ok=0
 	wait "$spid" || ok=0
 	PORT=$((PORT + 1))
@@ -106,16 +98,11 @@ stream() {
 
 stream "sroce responder" "$DA" "$GA" "$DB" "$GB" "$PEER4"
 
-if sr_require_rxe; then
-	RA=rxe_al$SR_TAG
-	rdma link del "$DA"
-	if sr_link_add "$RA" "$A" rxe && GR=$(sr_gid_index "$RA" "$IP4"); then
-		stream "rxe responder" "$DB" "$GB" "$RA" "$GR" "$IP4"
-	else
-		sr_fail "rdma_rxe on $A"
-	fi
-else
+if ! sr_require_rxe; then
 	sr_log "rdma_rxe not available: no run against it"
+elif sr_rxe_near "rxe_al$SR_TAG"; then
+	GR=$(sr_gid_index "$DA" "$IP4") || sr_fail "no IPv4 GID on $DA"
+	stream "rxe responder" "$DB" "$GB" "$DA" "$GR" "$IP4"
 fi
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done

@@ -96,9 +96,7 @@ if ! sr_require_rxe; then
 	sr_check "kernel log clean" sr_dmesg_clean
 	sr_done
 fi
-rdma link del "$DA"
-DA=rxe_t$SR_TAG
-sr_link_add "$DA" "$A" rxe || sr_fail "rdma link add $DA type rxe netdev $A"
+sr_rxe_near "rxe_t$SR_TAG"
 NS_GID[A4]=$(sr_gid_index "$DA" "$IP4") || sr_fail "no IPv4 GID on $DA"
 NS_GID[A6]=$(sr_gid_index "$DA" "$IP6") || sr_fail "no IPv6 GID on $DA"
 
