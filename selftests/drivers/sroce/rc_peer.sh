@@ -44,10 +44,11 @@ HAVE_FLUSH=0
 sr_target_start "$DEV" "$IP4" "$PEER4" || sr_fail "sroce_target did not start"
 sr_pkt_start "$NS" || sr_fail "roce_pkt.py did not start"
 
-# new_qp QP_ACCESS MR_ACCESS: sets QPN RKEY VA (and IDX), or fails.
+# new_qp QP_ACCESS MR_ACCESS [TIMEOUT]: sets QPN RKEY VA (and IDX), or
+# fails.
 new_qp() {
 	local ans
-	ans=$(tgt qp "$1" "$2" $PEER_QPN)
+	ans=$(tgt qp "$1" "$2" $PEER_QPN ${3:+"$3"})
 	read -r kind IDX QPN RKEY VA _ <<<"$ans"
 	[ "$kind" = qp ] || { sr_log "qp $1 $2: $ans"; return 1; }
 }
@@ -240,7 +241,8 @@ one_send_done() {
 	done
 	[[ $got == "cqes $IDX 1 0:0:"* ]]
 }
-new_qp 0 "$LW" || sr_fail "a QP that sends"
+# No timeout: nothing is sent again while this script takes its time.
+new_qp 0 "$LW" 0 || sr_fail "a QP that sends, with no timeout"
 sent=$(sr_counter "$DEV" tx_roce_packets)
 got=$(tgt send "$IDX" 64)
 sent_one || got="$got, not sent"
@@ -248,6 +250,7 @@ sr_check "the target's first SEND (PSN 0) went ($got)" \
 	test "$got" = "send $IDX 0"
 answer 0 1f000001
 sr_check "its ACK completed it" one_send_done
+sent=$(sr_counter "$DEV" tx_roce_packets)
 got=$(tgt send "$IDX" 64)
 sent_one || got="$got, not sent"
 sr_check "the second SEND (PSN 1) went ($got)" test "$got" = "send $IDX 0"

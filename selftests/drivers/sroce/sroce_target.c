@@ -8,8 +8,9 @@
  *
  * then one command per line on stdin, one answer line each on stdout:
  *
- *   qp QP_ACCESS MR_ACCESS DEST_QPN
- *        an RC QP in RTS (both PSNs 0) towards PEER_IP's DEST_QPN, its own
+ *   qp QP_ACCESS MR_ACCESS DEST_QPN [TIMEOUT]
+ *        an RC QP in RTS (both PSNs 0, local ACK timeout TIMEOUT, 14
+ *        unless given; 0: none) towards PEER_IP's DEST_QPN, its own
  *        zeroed 16 KiB region and 32 posted receives into it (512 bytes
  *        each, in order)
  *        -> "qp IDX QPN RKEY VA LEN" or "err ERRNO"
@@ -72,7 +73,8 @@ static int connect_uc(struct ibv_qp *qp, unsigned int dqpn)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) ? errno : 0;
 }
 
-static int connect_qp(struct ibv_qp *qp, int qp_access, unsigned int dqpn)
+static int connect_qp(struct ibv_qp *qp, int qp_access, unsigned int dqpn,
+		      int timeout)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
@@ -81,7 +83,7 @@ static int connect_qp(struct ibv_qp *qp, int qp_access, unsigned int dqpn)
 	};
 	struct sroce_rc_path path = {
 		.dgid = peer_gid, .sgid_index = sgid_index,
-		.mtu = IBV_MTU_1024, .rd_atomic = 16, .timeout = 14, .retry = 7,
+		.mtu = IBV_MTU_1024, .rd_atomic = 16, .timeout = timeout, .retry = 7,
 		.hop_limit = 64,
 	};
 
@@ -95,7 +97,7 @@ static int connect_qp(struct ibv_qp *qp, int qp_access, unsigned int dqpn)
 }
 
 static int new_qp(enum ibv_qp_type type, int qp_access, int mr_access,
-		  unsigned int dqpn)
+		  unsigned int dqpn, int timeout)
 {
 	struct ibv_qp_init_attr ia = {
 		.qp_type = type,
@@ -125,7 +127,7 @@ static int new_qp(enum ibv_qp_type type, int qp_access, int mr_access,
 	x->qp = ibv_create_qp(pd, &ia);
 	if (!x->qp)
 		return errno;
-	err = connect_qp(x->qp, qp_access, dqpn);
+	err = connect_qp(x->qp, qp_access, dqpn, timeout);
 	if (err)
 		return err;
 	for (i = 0; i < RECVS; i++) {
@@ -223,16 +225,17 @@ static void answer(char *line)
 {
 	struct ibv_qp_init_attr qia;
 	struct ibv_qp_attr qa;
-	int v[3] = { -1, -1, -1 };
+	int v[4] = { -1, -1, -1, 14 };
 	struct target *x;
 	char verb[16];
 	int err;
 
-	if (sscanf(line, "%15s %i %i %i", verb, &v[0], &v[1], &v[2]) < 1)
+	if (sscanf(line, "%15s %i %i %i %i", verb, &v[0], &v[1], &v[2],
+		   &v[3]) < 1)
 		verb[0] = 0;
 	if (!strcmp(verb, "qp") || !strcmp(verb, "uc")) {
 		err = new_qp(verb[0] == 'u' ? IBV_QPT_UC : IBV_QPT_RC,
-			     v[0], v[1], v[2]);
+			     v[0], v[1], v[2], v[3]);
 		x = err ? NULL : &t[nqps - 1];
 		if (!x)
 			printf("err %d\n", err);

@@ -609,6 +609,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	u8 op = pkt->opcode & SROCE_OP_MASK;
 	bool used = true, nak;
 	__be32 aeth = 0;
+	u8 syn;
 
 	spin_lock_bh(&qp->req_lock);
 	if (sroce_qp_state(qp) != IB_QPS_RTS && qp->state != IB_QPS_SQD) {
@@ -620,11 +621,14 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	/*
 	 * Only PSNs sent and not yet acknowledged mean anything: an ACK may
 	 * repeat the last one acknowledged, or answer for packets sent
-	 * before a rewind, past req->psn; a NAK names one not acknowledged.
+	 * before a rewind, past req->psn; an RNR or sequence NAK names one
+	 * not acknowledged. (An error NAK may name a read's first PSN, when
+	 * rdma_rxe fails the read partway: the QP fails either way.)
 	 */
+	syn = be32_to_cpu(aeth) >> SROCE_AETH_SYN_SHIFT;
 	nak = op == SROCE_OP_ACKNOWLEDGE &&
-	      ((be32_to_cpu(aeth) >> SROCE_AETH_SYN_SHIFT) &
-	       SROCE_AETH_KIND_MASK) != SROCE_AETH_ACK;
+	      ((syn & SROCE_AETH_KIND_MASK) == SROCE_AETH_RNR_NAK ||
+	       syn == (SROCE_AETH_NAK | SROCE_NAK_PSN_SEQ));
 	if (sroce_psn_cmp(pkt->psn, op == SROCE_OP_ACKNOWLEDGE ?
 			  req->high_psn : req->psn) >= 0 ||
 	    sroce_psn_cmp(pkt->psn, nak ? req->una : req->una - 1) < 0) {
@@ -634,8 +638,7 @@ void sroce_comp_rcv(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 	switch (op) {
 	case SROCE_OP_ACKNOWLEDGE:
-		sroce_comp_aeth(qp, pkt->psn,
-				be32_to_cpu(aeth) >> SROCE_AETH_SYN_SHIFT);
+		sroce_comp_aeth(qp, pkt->psn, syn);
 		break;
 	case SROCE_OP_ATOMIC_ACKNOWLEDGE:
 		used = sroce_comp_atomic_ack(qp, pkt);
@@ -741,7 +744,7 @@ enum hrtimer_restart sroce_comp_timer(struct hrtimer *timer)
 progress:
 	sroce_sq_progress_bh(qp);
 	/* Nothing sent (a closed window): still, what is out is timed. */
-	if (req->una != req->psn)
+	if (req->una != req->psn && sroce_qp_state(qp) == IB_QPS_RTS)
 		sroce_req_arm_timer(qp);
 out:
 	spin_unlock_bh(&qp->req_lock);
