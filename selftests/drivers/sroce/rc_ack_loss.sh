@@ -101,8 +101,11 @@ stream "sroce responder" "$DA" "$GA" "$DB" "$GB" "$PEER4"
 if ! sr_require_rxe; then
 	sr_log "rdma_rxe not available: no run against it"
 elif sr_rxe_near "rxe_al$SR_TAG"; then
-	GR=$(sr_gid_index "$DA" "$IP4") || sr_fail "no IPv4 GID on $DA"
-	stream "rxe responder" "$DB" "$GB" "$DA" "$GR" "$IP4"
+	if GR=$(sr_gid_index "$DA" "$IP4"); then
+		stream "rxe responder" "$DB" "$GB" "$DA" "$GR" "$IP4"
+	else
+		sr_fail "no IPv4 GID on $DA"
+	fi
 fi
 sr_check "kernel log clean" sr_dmesg_clean
 sr_done
